@@ -1,0 +1,68 @@
+// Turns the process environment into a typed Config. Pure: main.ts passes process.env, tests pass objects.
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseLogLevel, type LogLevel } from "./log";
+
+export type Config = {
+  dataDir: string;
+  port: number;
+  hostname: string;
+  apiToken: string | undefined;
+  envCpus: number | undefined;
+  envMemoryMib: number | undefined;
+  envExecTimeoutMs: number | undefined;
+  logLevel: LogLevel;
+};
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+/** `SANDBOX_DATA_DIR`, else `$XDG_STATE_HOME/session-sandbox`, else `~/.local/state/session-sandbox`. */
+export function resolveDataDir(env: Env): string {
+  if (env.SANDBOX_DATA_DIR) return env.SANDBOX_DATA_DIR;
+  const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  return join(stateHome, "session-sandbox");
+}
+
+/** Accepts `4G`, `512M`, or a plain number of MiB; returns MiB. */
+export function parseMemoryMib(text: string): number {
+  const match = /^\s*(\d+)\s*([mMgG]?)(?:i?[bB])?\s*$/.exec(text);
+  if (!match) throw new ConfigError(`memory ${JSON.stringify(text)} is not a size: use 4G, 512M or a plain number of MiB`);
+  const amount = Number(match[1]);
+  const mib = match[2]?.toLowerCase() === "g" ? amount * 1024 : amount;
+  if (!Number.isSafeInteger(mib) || mib <= 0) throw new ConfigError(`memory ${JSON.stringify(text)} must be a positive size`);
+  return mib;
+}
+
+function parsePositiveInteger(name: string, text: string): number {
+  const value = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(value) || value <= 0) {
+    throw new ConfigError(`${name}=${JSON.stringify(text)} must be a positive whole number`);
+  }
+  return value;
+}
+
+export function loadConfig(env: Env): Config {
+  const port = env.SANDBOX_PORT ? parsePositiveInteger("SANDBOX_PORT", env.SANDBOX_PORT) : 7878;
+  return {
+    dataDir: resolveDataDir(env),
+    port,
+    hostname: env.SANDBOX_HOST || "127.0.0.1",
+    apiToken: env.SANDBOX_API_TOKEN || undefined,
+    envCpus: env.SANDBOX_CPUS ? parsePositiveInteger("SANDBOX_CPUS", env.SANDBOX_CPUS) : undefined,
+    envMemoryMib: env.SANDBOX_MEMORY ? wrap("SANDBOX_MEMORY", () => parseMemoryMib(env.SANDBOX_MEMORY!)) : undefined,
+    envExecTimeoutMs: env.SANDBOX_EXEC_TIMEOUT_MS
+      ? parsePositiveInteger("SANDBOX_EXEC_TIMEOUT_MS", env.SANDBOX_EXEC_TIMEOUT_MS)
+      : undefined,
+    logLevel: wrap("SANDBOX_LOG_LEVEL", () => parseLogLevel(env.SANDBOX_LOG_LEVEL)),
+  };
+}
+
+function wrap<T>(name: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+}

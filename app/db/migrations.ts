@@ -1,0 +1,39 @@
+// Numbered schema migrations. Append only: a shipped migration is never edited, since databases in the
+// field already ran it. `PRAGMA user_version` records the last one applied.
+
+export type Migration = { version: number; description: string; sql: string };
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "sessions with their sandbox mode and resource override",
+    sql: `
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT,
+        fork_of TEXT,
+        directory TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        -- mode columns are meaningful for roots only; children follow their root
+        sandboxed INTEGER NOT NULL,
+        mode_source TEXT NOT NULL CHECK (mode_source IN ('default', 'explicit', 'fork', 'inherited')),
+        toggled_at INTEGER,
+        cpus_override INTEGER,
+        memory_mib_override INTEGER
+      ) STRICT;
+      CREATE INDEX sessions_by_parent ON sessions(parent_id);
+    `,
+  },
+  {
+    version: 2,
+    description: "server-wide sandbox settings, one row per explicitly set key",
+    sql: `
+      CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

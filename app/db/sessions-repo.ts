@@ -1,0 +1,94 @@
+// SQL for the sessions table. Rows in, rows out; rules live in app/services.
+import type { Database } from "bun:sqlite";
+
+export type ModeSource = "default" | "explicit" | "fork" | "inherited";
+
+export type SessionRow = {
+  id: string;
+  parentId: string | null;
+  forkOf: string | null;
+  directory: string;
+  createdAt: number;
+  sandboxed: boolean;
+  modeSource: ModeSource;
+  toggledAt: number | null;
+  cpusOverride: number | null;
+  memoryMibOverride: number | null;
+};
+
+type RawRow = {
+  id: string;
+  parent_id: string | null;
+  fork_of: string | null;
+  directory: string;
+  created_at: number;
+  sandboxed: number;
+  mode_source: ModeSource;
+  toggled_at: number | null;
+  cpus_override: number | null;
+  memory_mib_override: number | null;
+};
+
+function fromRaw(raw: RawRow): SessionRow {
+  return {
+    id: raw.id,
+    parentId: raw.parent_id,
+    forkOf: raw.fork_of,
+    directory: raw.directory,
+    createdAt: raw.created_at,
+    sandboxed: raw.sandboxed === 1,
+    modeSource: raw.mode_source,
+    toggledAt: raw.toggled_at,
+    cpusOverride: raw.cpus_override,
+    memoryMibOverride: raw.memory_mib_override,
+  };
+}
+
+export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride">;
+
+export function createSessionsRepo(db: Database) {
+  const byId = db.query<RawRow, [string]>("SELECT * FROM sessions WHERE id = ?");
+  const insert = db.query(
+    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override)
+     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride)`,
+  );
+  const updateMode = db.query(
+    `UPDATE sessions SET sandboxed = $sandboxed, mode_source = $modeSource, toggled_at = $toggledAt,
+       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride WHERE id = $id`,
+  );
+  const descendants = db.query<{ id: string }, [string]>(
+    `WITH RECURSIVE tree(id) AS (
+       SELECT id FROM sessions WHERE id = ?
+       UNION SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id
+     ) SELECT id FROM tree`,
+  );
+  const deleteOne = db.query<unknown, [string]>("DELETE FROM sessions WHERE id = ?");
+  const all = db.query<RawRow, []>("SELECT * FROM sessions ORDER BY created_at, id");
+
+  return {
+    get(id: string): SessionRow | undefined {
+      const raw = byId.get(id);
+      return raw ? fromRaw(raw) : undefined;
+    },
+    list(): SessionRow[] {
+      return all.all().map(fromRaw);
+    },
+    insert(row: SessionRow): void {
+      insert.run({ ...row, sandboxed: row.sandboxed ? 1 : 0 });
+    },
+    updateMode(id: string, update: ModeUpdate): void {
+      updateMode.run({ id, ...update, sandboxed: update.sandboxed ? 1 : 0 });
+    },
+    /** Deletes the session and every descendant in one transaction; returns the ids removed. */
+    deleteTree(id: string): string[] {
+      return db.transaction(() => {
+        // UNION (not UNION ALL) stops the recursion on a cycle instead of looping.
+        const ids = descendants.all(id).map((row) => row.id);
+        for (const each of ids) deleteOne.run(each);
+        return ids;
+      })();
+    },
+  };
+}
+
+export type SessionsRepo = ReturnType<typeof createSessionsRepo>;

@@ -1,0 +1,133 @@
+// The one error path: every failure the API reports is a DomainError subclass, mapped to
+// `{ code, message }` by the global onError in app/http/error-handler.ts.
+
+/** Every code the API can answer with; the SDK maps each to its own error class. */
+export const ERROR_CODES = [
+  "UNAUTHORIZED",
+  "VALIDATION_FAILED",
+  "MALFORMED_JSON",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "BODY_TOO_LARGE",
+  "ROUTE_NOT_FOUND",
+  "SESSION_NOT_FOUND",
+  "PARENT_NOT_FOUND",
+  "SESSION_CONFLICT",
+  "SESSION_TOO_DEEP",
+  "SESSION_CYCLE",
+  "CHILD_SESSION_LOCKED",
+  "SANDBOX_DISABLED",
+  "RESOURCE_OUT_OF_RANGE",
+  "SETTING_OUT_OF_RANGE",
+  "INTERNAL",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class DomainError extends Error {
+  constructor(
+    readonly status: number,
+    // Named `errorCode`, not `code`: Elysia reads `code` on thrown errors as its own registry key.
+    readonly errorCode: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Thrown when the bearer token is missing or wrong. */
+export class UnauthorizedError extends DomainError {
+  constructor() {
+    super(401, "UNAUTHORIZED", "missing or wrong bearer token: send `Authorization: Bearer <token>` (print it with `bun run token`)");
+  }
+}
+
+/** Thrown when the body is not valid JSON. */
+export class MalformedJsonError extends DomainError {
+  constructor(detail: string) {
+    super(400, "MALFORMED_JSON", `request body is not a JSON object: ${detail}`);
+  }
+}
+
+/** Thrown when a body arrives with a content type other than JSON. */
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(contentType: string) {
+    super(415, "UNSUPPORTED_MEDIA_TYPE", `content-type must be application/json, got ${JSON.stringify(contentType || "(none)")}`);
+  }
+}
+
+/** Thrown when a body is larger than the API accepts. */
+export class BodyTooLargeError extends DomainError {
+  constructor(limitBytes: number) {
+    super(413, "BODY_TOO_LARGE", `request body exceeds ${limitBytes} bytes; send a smaller JSON object`);
+  }
+}
+
+/** Thrown when no route matches the path and method. */
+export class RouteNotFoundError extends DomainError {
+  constructor(method: string, path: string) {
+    super(404, "ROUTE_NOT_FOUND", `no route for ${method} ${path}; see the OpenAPI document at GET /api/openapi.json`);
+  }
+}
+
+/** Thrown when a session id is not registered. */
+export class SessionNotFoundError extends DomainError {
+  constructor(id: string) {
+    super(404, "SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not registered; register it with POST /api/sessions first`);
+  }
+}
+
+/** Thrown when a session names a parent or fork origin that is not registered. */
+export class ParentNotFoundError extends DomainError {
+  constructor(field: "parentID" | "forkOf", id: string) {
+    super(404, "PARENT_NOT_FOUND", `${field} ${JSON.stringify(id)} is not registered; register it before its children and forks`);
+  }
+}
+
+/** Thrown when a session is registered again with different data. */
+export class SessionConflictError extends DomainError {
+  constructor(id: string, field: string) {
+    super(409, "SESSION_CONFLICT", `session ${JSON.stringify(id)} is already registered with a different ${field}; delete it first to re-register`);
+  }
+}
+
+/** Thrown when a chain of parents is longer than the depth limit. */
+export class SessionTooDeepError extends DomainError {
+  constructor(id: string, maxDepth: number) {
+    super(400, "SESSION_TOO_DEEP", `session ${JSON.stringify(id)} is nested more than ${maxDepth} levels below its root; register it under a shallower parent`);
+  }
+}
+
+/** Thrown when walking parents comes back to a session already seen. */
+export class SessionCycleError extends DomainError {
+  constructor(id: string) {
+    super(409, "SESSION_CYCLE", `the parent chain of session ${JSON.stringify(id)} loops back on itself; delete and re-register the sessions involved`);
+  }
+}
+
+/** Thrown when a child session tries to set its own mode or resources. */
+export class ChildSessionLockedError extends DomainError {
+  constructor(id: string, rootId: string) {
+    super(409, "CHILD_SESSION_LOCKED", `session ${JSON.stringify(id)} is a child of root ${JSON.stringify(rootId)} and follows it; change the root instead`);
+  }
+}
+
+/** Thrown when a session's sandbox is changed while sandboxing is off server-wide. */
+export class SandboxDisabledError extends DomainError {
+  constructor() {
+    super(409, "SANDBOX_DISABLED", "sandboxing is disabled for the whole server; enable it with PATCH /api/settings/sandbox {\"enabled\": true}");
+  }
+}
+
+/** Thrown when cpus or memoryMib is below the minimum or above what the host has. */
+export class ResourceOutOfRangeError extends DomainError {
+  constructor(message: string) {
+    super(400, "RESOURCE_OUT_OF_RANGE", message);
+  }
+}
+
+/** Thrown when a non-resource setting is outside its allowed range. */
+export class SettingOutOfRangeError extends DomainError {
+  constructor(message: string) {
+    super(400, "SETTING_OUT_OF_RANGE", message);
+  }
+}

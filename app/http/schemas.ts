@@ -1,0 +1,117 @@
+// Request and response schemas shared by the routes. A schema and its static type share one name.
+import { t, type Static } from "elysia";
+import { ERROR_CODES } from "../errors";
+
+export const ErrorBody = t.Object(
+  { code: t.UnionEnum(ERROR_CODES), message: t.String() },
+  { description: "What was wrong and what to do about it" },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+export const SessionId = t.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
+  description: "An OpenCode session id, e.g. ses_01J…",
+});
+
+export const SessionParams = t.Object({ id: SessionId });
+
+const AbsoluteDirectory = t.String({
+  minLength: 1,
+  maxLength: 4096,
+  pattern: "^/[^\\u0000]*$",
+  description: "The session's working directory, an absolute host path",
+});
+
+export const RegisterSessionBody = t.Object(
+  {
+    id: SessionId,
+    parentID: t.Optional(t.Nullable(SessionId)),
+    forkOf: t.Optional(t.Nullable(SessionId)),
+    directory: AbsoluteDirectory,
+  },
+  { additionalProperties: false },
+);
+export type RegisterSessionBody = Static<typeof RegisterSessionBody>;
+
+export const Session = t.Object({
+  id: t.String(),
+  parentID: t.Nullable(t.String()),
+  forkOf: t.Nullable(t.String()),
+  directory: t.String(),
+  rootSessionID: t.String(),
+  createdAt: t.Integer({ description: "Unix epoch milliseconds" }),
+});
+export type Session = Static<typeof Session>;
+
+export const DeletedSessions = t.Object({ deleted: t.Array(t.String()) });
+
+const Cpus = t.Integer({ description: "Whole CPUs, at least 1 and at most the host's count" });
+const MemoryMib = t.Integer({ description: "MiB, at least 128 and at most the host's memory" });
+
+export const Resources = t.Object({ cpus: t.Integer(), memoryMib: t.Integer() });
+
+export const SessionSandbox = t.Object({
+  sessionID: t.String(),
+  rootSessionID: t.String(),
+  sandboxed: t.Boolean(),
+  source: t.UnionEnum(["default", "explicit", "inherited", "fork"]),
+  serverEnabled: t.Boolean(),
+  resources: t.Object({
+    override: t.Nullable(t.Object({ cpus: t.Nullable(t.Integer()), memoryMib: t.Nullable(t.Integer()) })),
+    effective: Resources,
+  }),
+  toggledAt: t.Nullable(t.Integer({ description: "Unix epoch milliseconds of the last explicit toggle" })),
+  vmName: t.String(),
+});
+export type SessionSandbox = Static<typeof SessionSandbox>;
+
+export const SessionSandboxUpdate = t.Object(
+  {
+    sandboxed: t.Optional(t.Boolean()),
+    resources: t.Optional(
+      t.Nullable(t.Object({ cpus: t.Optional(Cpus), memoryMib: t.Optional(MemoryMib) }, { additionalProperties: false })),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SessionSandboxUpdate = Static<typeof SessionSandboxUpdate>;
+
+export const SandboxSettings = t.Object({
+  enabled: t.Boolean(),
+  defaultForNewSessions: t.Boolean(),
+  cpus: t.Integer(),
+  memoryMib: t.Integer(),
+  idleStopMinutes: t.Integer(),
+  maxRunningVms: t.Integer(),
+  execTimeoutMs: t.Integer(),
+});
+export type SandboxSettings = Static<typeof SandboxSettings>;
+
+/** Each key set to a value, or to null to return to its default (env, then built-in). */
+export const SandboxSettingsPatch = t.Object(
+  {
+    enabled: t.Optional(t.Nullable(t.Boolean())),
+    defaultForNewSessions: t.Optional(t.Nullable(t.Boolean())),
+    cpus: t.Optional(t.Nullable(Cpus)),
+    memoryMib: t.Optional(t.Nullable(MemoryMib)),
+    idleStopMinutes: t.Optional(t.Nullable(t.Integer({ description: "1 to 10080" }))),
+    maxRunningVms: t.Optional(t.Nullable(t.Integer({ description: "1 to 256" }))),
+    execTimeoutMs: t.Optional(t.Nullable(t.Integer({ description: "1000 to 86400000" }))),
+  },
+  { additionalProperties: false },
+);
+export type SandboxSettingsPatch = Static<typeof SandboxSettingsPatch>;
+
+export const Health = t.Object({
+  status: t.Literal("ok"),
+  version: t.String(),
+  runtime: t.Object({
+    name: t.Nullable(t.String()),
+    available: t.Boolean(),
+    reason: t.String({ description: "Why no runtime is in use, or which one is" }),
+  }),
+  host: Resources,
+});
+export type Health = Static<typeof Health>;

@@ -1,0 +1,48 @@
+// createApp(deps): the whole HTTP surface, with no I/O of its own. main.ts and the tests provide deps.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { bearerAuth } from "./http/auth";
+import { errorHandler } from "./http/error-handler";
+import type { Logger } from "./log";
+import { healthRoutes, type RuntimeStatus } from "./routes/health";
+import { sessionSandboxRoutes } from "./routes/session-sandbox";
+import { sessionRoutes } from "./routes/sessions";
+import { settingsRoutes } from "./routes/settings";
+import type { Services } from "./services";
+
+export const OPENAPI_JSON_PATH = "/api/openapi.json";
+
+export type AppDeps = {
+  services: Services;
+  token: string;
+  log: Logger;
+  version: string;
+  runtimeStatus: () => RuntimeStatus;
+};
+
+export function createApp({ services, token, log, version, runtimeStatus }: AppDeps) {
+  return (
+    // normalize: false, so an unknown field is refused instead of silently dropped.
+    new Elysia({ normalize: false })
+      .use(errorHandler(log))
+      .use(bearerAuth(token))
+      .use(
+        openapi({
+          path: "/api/openapi",
+          specPath: OPENAPI_JSON_PATH,
+          provider: null, // the UI would load from a CDN; serve the document only
+          documentation: {
+            info: { title: "session-sandbox manager", version, description: "Sandbox VMs for OpenCode root sessions" },
+            components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+            security: [{ bearer: [] }],
+          },
+        }),
+      )
+      .use(healthRoutes(version, services.host, runtimeStatus))
+      .use(sessionRoutes(services))
+      .use(sessionSandboxRoutes(services))
+      .use(settingsRoutes(services))
+  );
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,13 @@
+// GET /api/health: the only route that needs no token. Says whether a runtime is usable.
+import { Elysia } from "elysia";
+import { Health } from "../http/schemas";
+import type { HostLimits } from "../services/host-limits";
+
+export type RuntimeStatus = { name: string | null; available: boolean; reason: string };
+
+export function healthRoutes(version: string, host: HostLimits, runtimeStatus: () => RuntimeStatus) {
+  return new Elysia().get("/api/health", () => ({ status: "ok" as const, version, runtime: runtimeStatus(), host }), {
+    response: { 200: Health },
+    detail: { summary: "Liveness, version, runtime in use (or why none is), host limits. No token needed." },
+  });
+}

@@ -1,0 +1,81 @@
+// A session's sandbox mode and resources: read through the root, change only on a root.
+import type { ModeSource, SessionsRepo } from "../db/sessions-repo";
+import { ChildSessionLockedError, SandboxDisabledError } from "../errors";
+import type { HostLimits } from "./host-limits";
+import type { SessionsService } from "./sessions";
+import { checkResources, type SettingsService } from "./settings";
+import { vmNameFor } from "./vm-name";
+
+export type Resources = { cpus: number; memoryMib: number };
+export type ResourceOverride = { cpus: number | null; memoryMib: number | null };
+
+export type SessionSandboxView = {
+  sessionID: string;
+  rootSessionID: string;
+  /** Whether this session's commands run in a sandbox now: the root's mode, and sandboxing enabled. */
+  sandboxed: boolean;
+  source: ModeSource;
+  serverEnabled: boolean;
+  resources: { override: ResourceOverride | null; effective: Resources };
+  toggledAt: number | null;
+  vmName: string;
+};
+
+export type SessionSandboxUpdate = {
+  sandboxed?: boolean;
+  resources?: { cpus?: number; memoryMib?: number } | null;
+};
+
+export function createSessionSandboxService(
+  repo: SessionsRepo,
+  sessions: SessionsService,
+  settings: SettingsService,
+  host: HostLimits,
+  now: () => number,
+) {
+  function get(id: string): SessionSandboxView {
+    const session = sessions.require(id);
+    const { root } = sessions.rootOf(session);
+    const current = settings.get();
+    const hasOverride = root.cpusOverride !== null || root.memoryMibOverride !== null;
+    return {
+      sessionID: session.id,
+      rootSessionID: root.id,
+      sandboxed: current.enabled && root.sandboxed,
+      source: session.id === root.id ? root.modeSource : "inherited",
+      serverEnabled: current.enabled,
+      resources: {
+        override: hasOverride ? { cpus: root.cpusOverride, memoryMib: root.memoryMibOverride } : null,
+        effective: {
+          cpus: root.cpusOverride ?? current.cpus,
+          memoryMib: root.memoryMibOverride ?? current.memoryMib,
+        },
+      },
+      toggledAt: root.toggledAt,
+      vmName: vmNameFor(root.id),
+    };
+  }
+
+  /** Applies a change to a root session. Checks run before any write, so a refusal changes nothing. */
+  function update(id: string, change: SessionSandboxUpdate): SessionSandboxView {
+    const session = sessions.require(id);
+    if (!settings.get().enabled) throw new SandboxDisabledError();
+    if (session.parentId !== null) throw new ChildSessionLockedError(id, sessions.rootOf(session).root.id);
+    if (change.resources) checkResources(change.resources, host, "");
+
+    const toggled = change.sandboxed !== undefined;
+    const resources = change.resources;
+    repo.updateMode(id, {
+      sandboxed: change.sandboxed ?? session.sandboxed,
+      modeSource: toggled ? "explicit" : session.modeSource,
+      toggledAt: toggled ? now() : session.toggledAt,
+      cpusOverride: resources === null ? null : (resources?.cpus ?? session.cpusOverride),
+      memoryMibOverride: resources === null ? null : (resources?.memoryMib ?? session.memoryMibOverride),
+    });
+    return get(id);
+  }
+
+  return { get, update };
+}
+
+export type SessionSandboxService = ReturnType<typeof createSessionSandboxService>;

@@ -1,0 +1,128 @@
+// Session registration, lookup, deletion, and the walk from any session to its root.
+import type { SessionRow, SessionsRepo } from "../db/sessions-repo";
+import {
+  ParentNotFoundError,
+  SessionConflictError,
+  SessionCycleError,
+  SessionNotFoundError,
+  SessionTooDeepError,
+} from "../errors";
+import type { SettingsService } from "./settings";
+
+/** How many levels of children below a root the manager accepts. OpenCode nests subagents a few deep. */
+export const MAX_SESSION_DEPTH = 32;
+
+export type RegisterInput = { id: string; parentID?: string | null; forkOf?: string | null; directory: string };
+
+export type SessionView = {
+  id: string;
+  parentID: string | null;
+  forkOf: string | null;
+  directory: string;
+  rootSessionID: string;
+  createdAt: number;
+};
+
+export function createSessionsService(repo: SessionsRepo, settings: SettingsService, now: () => number) {
+  function require(id: string): SessionRow {
+    const row = repo.get(id);
+    if (!row) throw new SessionNotFoundError(id);
+    return row;
+  }
+
+  /** Walks parents up to the root, refusing loops and chains deeper than MAX_SESSION_DEPTH. */
+  function rootOf(row: SessionRow): { root: SessionRow; depth: number } {
+    const seen = new Set<string>([row.id]);
+    let current = row;
+    let depth = 0;
+    while (current.parentId !== null) {
+      if (seen.has(current.parentId)) throw new SessionCycleError(row.id);
+      depth += 1;
+      if (depth > MAX_SESSION_DEPTH) throw new SessionTooDeepError(row.id, MAX_SESSION_DEPTH);
+      seen.add(current.parentId);
+      current = require(current.parentId);
+    }
+    return { root: current, depth };
+  }
+
+  function view(row: SessionRow): SessionView {
+    return {
+      id: row.id,
+      parentID: row.parentId,
+      forkOf: row.forkOf,
+      directory: row.directory,
+      rootSessionID: rootOf(row).root.id,
+      createdAt: row.createdAt,
+    };
+  }
+
+  function sameRegistration(existing: SessionRow, input: RegisterInput): void {
+    if (existing.parentId !== (input.parentID ?? null)) throw new SessionConflictError(input.id, "parentID");
+    if (existing.forkOf !== (input.forkOf ?? null)) throw new SessionConflictError(input.id, "forkOf");
+    if (existing.directory !== input.directory) throw new SessionConflictError(input.id, "directory");
+  }
+
+  /** The new row's mode: a child follows its root, a fork copies its origin's root, a root takes the default. */
+  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride"> {
+    if (input.parentID) {
+      const parent = repo.get(input.parentID);
+      if (!parent) throw new ParentNotFoundError("parentID", input.parentID);
+      if (rootOf(parent).depth + 1 > MAX_SESSION_DEPTH) throw new SessionTooDeepError(input.id, MAX_SESSION_DEPTH);
+      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null };
+    }
+    if (input.forkOf) {
+      const origin = repo.get(input.forkOf);
+      if (!origin) throw new ParentNotFoundError("forkOf", input.forkOf);
+      const { root } = rootOf(origin);
+      return {
+        sandboxed: root.sandboxed,
+        modeSource: "fork",
+        toggledAt: root.toggledAt,
+        cpusOverride: root.cpusOverride,
+        memoryMibOverride: root.memoryMibOverride,
+      };
+    }
+    return {
+      sandboxed: settings.get().defaultForNewSessions,
+      modeSource: "default",
+      toggledAt: null,
+      cpusOverride: null,
+      memoryMibOverride: null,
+    };
+  }
+
+  return {
+    require,
+    rootOf,
+    view,
+    get: (id: string) => view(require(id)),
+    list: (): SessionView[] => repo.list().map(view),
+
+    /** Registers a session; the same data again is a no-op. `created` tells which happened. */
+    register(input: RegisterInput): { session: SessionView; created: boolean } {
+      const existing = repo.get(input.id);
+      if (existing) {
+        sameRegistration(existing, input);
+        return { session: view(existing), created: false };
+      }
+      const row: SessionRow = {
+        id: input.id,
+        parentId: input.parentID ?? null,
+        forkOf: input.forkOf ?? null,
+        directory: input.directory,
+        createdAt: now(),
+        ...initialMode(input),
+      };
+      repo.insert(row);
+      return { session: view(row), created: true };
+    },
+
+    /** Deletes the session with all its descendants; returns the deleted ids. */
+    delete(id: string): string[] {
+      require(id);
+      return repo.deleteTree(id);
+    },
+  };
+}
+
+export type SessionsService = ReturnType<typeof createSessionsService>;

@@ -1,0 +1,85 @@
+// Server-wide sandbox settings: explicit values from the database over env and built-in defaults,
+// with range checks against the host.
+import type { SettingsRepo } from "../db/settings-repo";
+import { ResourceOutOfRangeError, SettingOutOfRangeError } from "../errors";
+import type { HostLimits } from "./host-limits";
+
+export type SandboxSettings = {
+  enabled: boolean;
+  defaultForNewSessions: boolean;
+  cpus: number;
+  memoryMib: number;
+  idleStopMinutes: number;
+  maxRunningVms: number;
+  execTimeoutMs: number;
+};
+
+/** A PATCH: each key set to a value, or to null to go back to its default. */
+export type SettingsPatch = { [K in keyof SandboxSettings]?: SandboxSettings[K] | null };
+
+export type EnvDefaults = { cpus?: number; memoryMib?: number; execTimeoutMs?: number };
+
+export const MIN_CPUS = 1;
+export const MIN_MEMORY_MIB = 128;
+const BUILT_IN_CPUS = 2;
+const BUILT_IN_MEMORY_MIB = 2048;
+const BUILT_IN_EXEC_TIMEOUT_MS = 120_000;
+
+const RANGES = {
+  idleStopMinutes: { min: 1, max: 7 * 24 * 60, unit: "minutes" },
+  maxRunningVms: { min: 1, max: 256, unit: "VMs" },
+  execTimeoutMs: { min: 1_000, max: 24 * 60 * 60 * 1000, unit: "ms" },
+} as const;
+
+/** Checks cpus and memoryMib against the minimum and the host; `label` names where they came from. */
+export function checkResources(resources: { cpus?: number | null; memoryMib?: number | null }, host: HostLimits, label: string): void {
+  const { cpus, memoryMib } = resources;
+  if (cpus != null && (cpus < MIN_CPUS || cpus > host.cpus)) {
+    throw new ResourceOutOfRangeError(
+      `${label}cpus ${cpus} is out of range: it must be between ${MIN_CPUS} and the host's ${host.cpus} CPUs`,
+    );
+  }
+  if (memoryMib != null && (memoryMib < MIN_MEMORY_MIB || memoryMib > host.memoryMib)) {
+    throw new ResourceOutOfRangeError(
+      `${label}memoryMib ${memoryMib} is out of range: it must be between ${MIN_MEMORY_MIB} MiB and the host's ${host.memoryMib} MiB`,
+    );
+  }
+}
+
+export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults) {
+  checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
+  const defaults: SandboxSettings = {
+    enabled: true,
+    defaultForNewSessions: true,
+    cpus: env.cpus ?? Math.min(BUILT_IN_CPUS, host.cpus),
+    memoryMib: env.memoryMib ?? Math.min(BUILT_IN_MEMORY_MIB, host.memoryMib),
+    idleStopMinutes: 30,
+    maxRunningVms: 4,
+    execTimeoutMs: env.execTimeoutMs ?? BUILT_IN_EXEC_TIMEOUT_MS,
+  };
+
+  function get(): SandboxSettings {
+    const stored = repo.readAll();
+    const settings = { ...defaults };
+    for (const key of Object.keys(defaults) as (keyof SandboxSettings)[]) {
+      if (key in stored) (settings as Record<string, unknown>)[key] = stored[key];
+    }
+    return settings;
+  }
+
+  function patch(changes: SettingsPatch): SandboxSettings {
+    checkResources(changes, host, "");
+    for (const [key, range] of Object.entries(RANGES)) {
+      const value = changes[key as keyof typeof RANGES];
+      if (value != null && (value < range.min || value > range.max)) {
+        throw new SettingOutOfRangeError(`${key} ${value} is out of range: it must be between ${range.min} and ${range.max} ${range.unit}`);
+      }
+    }
+    repo.write(changes);
+    return get();
+  }
+
+  return { get, patch, defaults: () => ({ ...defaults }) };
+}
+
+export type SettingsService = ReturnType<typeof createSettingsService>;

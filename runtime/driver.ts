@@ -1,0 +1,84 @@
+// The contract every runtime driver implements (local = embedded namespaces/cgroups; msb = microVM).
+// The session actor drives a VM only through this interface. Plain data in and out: specs and results
+// cross a Worker boundary.
+
+/** A directory mounted into the VM at the identical absolute path, read-write unless `readOnly`. */
+export type BindMount = { hostPath: string; readOnly?: boolean };
+
+export type NetworkPolicy = { mode: "none" } | { mode: "allowlist"; allow: string[] } | { mode: "all" };
+
+export type VmSpec = {
+  /** The VM's name, e.g. `ocm-session-0123456789ab` (`^[A-Za-z0-9][A-Za-z0-9._-]*$`, ≤ 63 chars). */
+  name: string;
+  /** Root filesystem: for `local` a directory path, for `msb` an image reference. */
+  image: string;
+  cpus: number;
+  memoryMib: number;
+  mounts: BindMount[];
+  /** Size of the private `/tmp` tmpfs. */
+  tmpSizeMib: number;
+  /** The persistent data volume, mounted at `/home/agent` (HOME); survives stop/start and recreation. */
+  volume: { name: string };
+  labels: Record<string, string>;
+  network: NetworkPolicy;
+};
+
+export type VmStatus = "running" | "stopped";
+
+/** What the runtime actually has for a VM: used to attest a VM before reuse. */
+export type VmInfo = { name: string; status: VmStatus; spec: VmSpec; createdAt: number };
+
+export type ExecRequest = {
+  /** Passed through verbatim as argv; no shell is added by the driver. */
+  argv: string[];
+  cwd: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+};
+
+export type ExecSink = { stdout(chunk: Uint8Array): void; stderr(chunk: Uint8Array): void };
+
+export type ExecResult = {
+  /** The guest command's exit code (128+n when killed by signal n). */
+  exitCode: number;
+  timedOut: boolean;
+  cancelled: boolean;
+};
+
+export type Capability = {
+  available: boolean;
+  /** The driver's name and version, e.g. "local (crun 1.8.1, cgroup v1/v2 hybrid)". */
+  version: string;
+  /** Every missing piece, each with how to fix it. Empty when available. */
+  problems: { what: string; fix: string }[];
+};
+
+/** Thrown for a runtime failure (not a guest exit code): the VM could not be created, started, reached. */
+export class RuntimeError extends Error {
+  constructor(
+    readonly code: "NOT_FOUND" | "ALREADY_EXISTS" | "UNAVAILABLE" | "FAILED",
+    message: string,
+  ) {
+    super(message);
+    this.name = "RuntimeError";
+  }
+}
+
+export interface RuntimeDriver {
+  readonly name: "local" | "msb";
+  probe(): Promise<Capability>;
+  /** Cheap liveness check of the runtime itself (not of a VM). */
+  ping(): Promise<boolean>;
+  /** Creates and starts the VM. ALREADY_EXISTS if the name is taken. */
+  create(spec: VmSpec): Promise<VmInfo>;
+  start(name: string): Promise<void>;
+  /** Powers off: processes and /tmp are lost; the volume stays. Idempotent. */
+  stop(name: string): Promise<void>;
+  /** Removes the VM and its volume. Idempotent: a missing VM counts as removed. */
+  remove(name: string): Promise<void>;
+  exec(name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult>;
+  inspect(name: string): Promise<VmInfo | undefined>;
+  /** VMs whose labels include every given label. */
+  list(labels: Record<string, string>): Promise<VmInfo[]>;
+}

@@ -1,0 +1,82 @@
+// Typed SDK errors: one class per condition the manager reports, built in one place (toSdkError).
+import type { ErrorCode } from "../app/errors";
+
+/** Base of every error the SDK throws. `status` is the HTTP status, or 0 when no answer came. */
+export class SandboxError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode | "MANAGER_UNREACHABLE" | "UNEXPECTED_RESPONSE",
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Thrown when the token is missing or wrong. */
+export class UnauthorizedError extends SandboxError {}
+/** Thrown when the request does not match the route's schema (422). */
+export class ValidationFailedError extends SandboxError {}
+/** Thrown when the body was not a JSON object. */
+export class MalformedJsonError extends SandboxError {}
+/** Thrown when a body was sent with a content type other than JSON. */
+export class UnsupportedMediaTypeError extends SandboxError {}
+/** Thrown when a body is over the manager's size limit. */
+export class BodyTooLargeError extends SandboxError {}
+/** Thrown when the manager has no such route (an SDK newer than the manager). */
+export class RouteNotFoundError extends SandboxError {}
+/** Thrown when the session id is not registered. */
+export class SessionNotFoundError extends SandboxError {}
+/** Thrown when a parentID or forkOf names an unregistered session. */
+export class ParentNotFoundError extends SandboxError {}
+/** Thrown when a session id is registered again with different data. */
+export class SessionConflictError extends SandboxError {}
+/** Thrown when a session is nested deeper than the manager allows. */
+export class SessionTooDeepError extends SandboxError {}
+/** Thrown when a session's parent chain loops. */
+export class SessionCycleError extends SandboxError {}
+/** Thrown when a child session's mode or resources are changed (they follow the root). */
+export class ChildSessionLockedError extends SandboxError {}
+/** Thrown when a session is toggled while sandboxing is off server-wide. */
+export class SandboxDisabledError extends SandboxError {}
+/** Thrown when cpus or memoryMib is below the minimum or above the host. */
+export class ResourceOutOfRangeError extends SandboxError {}
+/** Thrown when another setting is out of its range. */
+export class SettingOutOfRangeError extends SandboxError {}
+/** Thrown when the manager failed internally (a bug: it is logged there). */
+export class InternalError extends SandboxError {}
+/** Thrown when the manager could not be reached at all (down, refused, timed out). */
+export class ManagerUnreachableError extends SandboxError {}
+/** Thrown when the manager answered something the SDK cannot read. */
+export class UnexpectedResponseError extends SandboxError {}
+
+type ErrorClass = new (status: number, code: ErrorCode, message: string) => SandboxError;
+
+const CLASS_BY_CODE = {
+  UNAUTHORIZED: UnauthorizedError,
+  VALIDATION_FAILED: ValidationFailedError,
+  MALFORMED_JSON: MalformedJsonError,
+  UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaTypeError,
+  BODY_TOO_LARGE: BodyTooLargeError,
+  ROUTE_NOT_FOUND: RouteNotFoundError,
+  SESSION_NOT_FOUND: SessionNotFoundError,
+  PARENT_NOT_FOUND: ParentNotFoundError,
+  SESSION_CONFLICT: SessionConflictError,
+  SESSION_TOO_DEEP: SessionTooDeepError,
+  SESSION_CYCLE: SessionCycleError,
+  CHILD_SESSION_LOCKED: ChildSessionLockedError,
+  SANDBOX_DISABLED: SandboxDisabledError,
+  RESOURCE_OUT_OF_RANGE: ResourceOutOfRangeError,
+  SETTING_OUT_OF_RANGE: SettingOutOfRangeError,
+  INTERNAL: InternalError,
+} satisfies Record<ErrorCode, ErrorClass>;
+
+/** The one place an HTTP failure becomes a typed error. */
+export function toSdkError(status: number, body: unknown): SandboxError {
+  const { code, message } = (body ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && code in CLASS_BY_CODE && typeof message === "string") {
+    return new CLASS_BY_CODE[code as ErrorCode](status, code as ErrorCode, message);
+  }
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return new UnexpectedResponseError(status, "UNEXPECTED_RESPONSE", `manager answered ${status}: ${String(text).slice(0, 300)}`);
+}

@@ -1,0 +1,64 @@
+// The typed client for the manager: Eden treaty underneath, typed errors on top. Imports server *types*
+// only; nothing from app/ ends up in an SDK bundle.
+import { treaty } from "@elysiajs/eden";
+import type { App } from "../app/index";
+import { ManagerUnreachableError, toSdkError } from "./errors";
+
+export * from "./errors";
+
+export type ClientOptions = {
+  /** The manager's base URL, e.g. http://127.0.0.1:7878 */
+  url: string;
+  token: string;
+  /** Per-request timeout; the default suits API calls, not long command streams. */
+  timeoutMs?: number;
+  /** For tests: route requests somewhere other than the network (e.g. app.handle). */
+  fetcher?: typeof fetch;
+};
+
+type TreatyResult<T> = { data: T; error: null; status: number } | { data: null; error: { status: unknown; value: unknown }; status: number };
+
+/** Turns a treaty result into its data, or throws the typed error for its failure. */
+async function unwrap<T>(call: () => Promise<TreatyResult<T>>, url: string): Promise<Exclude<T, null>> {
+  let result: TreatyResult<T>;
+  try {
+    result = await call();
+  } catch (error) {
+    throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${url}: ${(error as Error).message}`);
+  }
+  if (result.error) throw toSdkError(result.status, result.error.value);
+  return result.data as Exclude<T, null>;
+}
+
+export function createClient({ url, token, timeoutMs = 30_000, fetcher }: ClientOptions) {
+  const api = treaty<App>(url, {
+    parseDate: false,
+    headers: { authorization: `Bearer ${token}` },
+    fetcher: fetcher as never,
+    onRequest: () => ({ signal: AbortSignal.timeout(timeoutMs) }),
+  }).api;
+
+  return {
+    /** The raw Eden treaty client, for routes without a helper. */
+    api,
+    health: () => unwrap(() => api.health.get(), url),
+    sessions: {
+      register: (body: { id: string; parentID?: string | null; forkOf?: string | null; directory: string }) =>
+        unwrap(() => api.sessions.post(body), url),
+      list: () => unwrap(() => api.sessions.get(), url),
+      get: (id: string) => unwrap(() => api.sessions({ id }).get(), url),
+      delete: (id: string) => unwrap(() => api.sessions({ id }).delete(), url),
+    },
+    sandbox: {
+      get: (id: string) => unwrap(() => api["session-sandbox"]({ id }).get(), url),
+      set: (id: string, change: { sandboxed?: boolean; resources?: { cpus?: number; memoryMib?: number } | null }) =>
+        unwrap(() => api["session-sandbox"]({ id }).put(change), url),
+    },
+    settings: {
+      get: () => unwrap(() => api.settings.sandbox.get(), url),
+      patch: (change: Parameters<typeof api.settings.sandbox.patch>[0]) => unwrap(() => api.settings.sandbox.patch(change), url),
+    },
+  };
+}
+
+export type SandboxClient = ReturnType<typeof createClient>;

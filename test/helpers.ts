@@ -1,0 +1,57 @@
+// Shared test wiring: a fresh app over a real SQLite file in its own temp dir, driven in-process.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../app/index";
+import { openDatabase } from "../app/db/open";
+import { createLogger } from "../app/log";
+import { createServices } from "../app/services";
+import type { HostLimits } from "../app/services/host-limits";
+import type { EnvDefaults } from "../app/services/settings";
+import { createClient } from "../sdk/index";
+
+export const TEST_TOKEN = "test-token-0123456789";
+export const TEST_HOST: HostLimits = { cpus: 4, memoryMib: 8192 };
+
+export function makeTempDir(prefix = "ss-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export type TestAppOptions = { host?: HostLimits; envDefaults?: EnvDefaults; now?: () => number; dataDir?: string };
+
+export function makeTestApp(options: TestAppOptions = {}) {
+  const dataDir = options.dataDir ?? makeTempDir();
+  const db = openDatabase(dataDir);
+  const logLines: string[] = [];
+  const log = createLogger("debug", (line) => logLines.push(line));
+  const services = createServices({ db, host: options.host ?? TEST_HOST, envDefaults: options.envDefaults ?? {}, now: options.now });
+  const app = createApp({
+    services,
+    token: TEST_TOKEN,
+    log,
+    version: "test",
+    runtimeStatus: () => ({ name: null, available: false, reason: "tests run without a runtime" }),
+  });
+  const fetcher = ((input: string | URL | Request, init?: RequestInit) => app.handle(new Request(input as string, init))) as typeof fetch;
+  const client = createClient({ url: "http://localhost", token: TEST_TOKEN, fetcher });
+  /** A raw request, for inputs the typed client cannot express. */
+  const request = (method: string, path: string, init: { body?: RequestInit["body"]; headers?: Record<string, string>; token?: string | null } = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.token !== null) headers.authorization = `Bearer ${init.token ?? TEST_TOKEN}`;
+    if (init.body !== undefined && !("content-type" in headers)) headers["content-type"] = "application/json";
+    return app.handle(new Request(`http://localhost${path}`, { method, body: init.body, headers }));
+  };
+  const cleanup = () => {
+    db.close();
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { app, db, services, client, request, logLines, dataDir, cleanup };
+}
+
+export type TestApp = ReturnType<typeof makeTestApp>;
+
+/** Every row of every table, to prove a rejected request changed nothing. */
+export function snapshotDatabase(db: TestApp["db"]): string {
+  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+  return JSON.stringify(tables.map(({ name }) => [name, db.query(`SELECT * FROM "${name}" ORDER BY rowid`).all()]));
+}
