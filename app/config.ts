@@ -35,16 +35,17 @@ export function parseMemoryMib(text: string): number {
   return mib;
 }
 
-function parsePositiveInteger(name: string, text: string): number {
+function parsePositiveInteger(name: string, text: string, allowZero = false): number {
   const value = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(value) || value <= 0) {
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
     throw new ConfigError(`${name}=${JSON.stringify(text)} must be a positive whole number`);
   }
   return value;
 }
 
 export function loadConfig(env: Env): Config {
-  const port = env.SANDBOX_PORT ? parsePositiveInteger("SANDBOX_PORT", env.SANDBOX_PORT) : 7878;
+  // Port 0 asks the OS for a free port; the "manager listening" log line says which.
+  const port = env.SANDBOX_PORT ? parsePositiveInteger("SANDBOX_PORT", env.SANDBOX_PORT, true) : 7878;
   return {
     dataDir: resolveDataDir(env),
     port,

@@ -65,13 +65,21 @@ export class RuntimeError extends Error {
   }
 }
 
+export type CreateOptions = {
+  /** Remove an existing VM of the same name first, keeping its volume: how a changed spec recreates a VM. */
+  replace?: boolean;
+};
+
 export interface RuntimeDriver {
   readonly name: "local" | "msb";
   probe(): Promise<Capability>;
   /** Cheap liveness check of the runtime itself (not of a VM). */
   ping(): Promise<boolean>;
-  /** Creates and starts the VM. ALREADY_EXISTS if the name is taken. */
-  create(spec: VmSpec): Promise<VmInfo>;
+  /**
+   * Creates and starts the VM. ALREADY_EXISTS if the name is taken (unless `replace`). An existing volume
+   * of the spec's volume name is reused, so data survives recreation; only remove() deletes a volume.
+   */
+  create(spec: VmSpec, options?: CreateOptions): Promise<VmInfo>;
   start(name: string): Promise<void>;
   /** Powers off: processes and /tmp are lost; the volume stays. Idempotent. */
   stop(name: string): Promise<void>;

@@ -26,7 +26,14 @@ async function unwrap<T>(call: () => Promise<TreatyResult<T>>, url: string): Pro
   } catch (error) {
     throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${url}: ${(error as Error).message}`);
   }
-  if (result.error) throw toSdkError(result.status, result.error.value);
+  if (result.error) {
+    // Eden reports a failed fetch (refused, reset, timed out) as a 503 whose value is the thrown error.
+    const value = result.error.value;
+    if (value instanceof Error || value instanceof DOMException) {
+      throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${url}: ${value.message || value.name}`);
+    }
+    throw toSdkError(result.status, value);
+  }
   return result.data as Exclude<T, null>;
 }
 

@@ -12,7 +12,9 @@ function describeValidation(error: ValidationError): string {
 }
 
 export function errorHandler(log: Logger) {
-  return new Elysia({ name: "error-handler" }).onError({ as: "global" }, ({ error, code, request, set }) => {
+  return new Elysia({ name: "error-handler" }).onError({ as: "global" }, ({ error: raised, code, request, set }) => {
+    // Elysia wraps whatever a parse hook throws in its ParseError; our parser's reason is the cause.
+    const error = code === "PARSE" && raised.cause instanceof DomainError ? raised.cause : raised;
     if (error instanceof DomainError) {
       set.status = error.status;
       return { code: error.errorCode, message: error.message };

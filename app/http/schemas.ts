@@ -1,4 +1,6 @@
 // Request and response schemas shared by the routes. A schema and its static type share one name.
+// Integers use TypeBox's own Type.Integer: Elysia's t.Integer also accepts numeric strings ("2").
+import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
 import { ERROR_CODES } from "../errors";
 
@@ -41,16 +43,19 @@ export const Session = t.Object({
   forkOf: t.Nullable(t.String()),
   directory: t.String(),
   rootSessionID: t.String(),
-  createdAt: t.Integer({ description: "Unix epoch milliseconds" }),
+  createdAt: Type.Integer({ description: "Unix epoch milliseconds" }),
 });
 export type Session = Static<typeof Session>;
 
+/** A session in a listing: one damaged parent chain must not hide every other session. */
+export const ListedSession = t.Object({ ...Session.properties, rootSessionID: t.Nullable(t.String()) });
+
 export const DeletedSessions = t.Object({ deleted: t.Array(t.String()) });
 
-const Cpus = t.Integer({ description: "Whole CPUs, at least 1 and at most the host's count" });
-const MemoryMib = t.Integer({ description: "MiB, at least 128 and at most the host's memory" });
+const Cpus = Type.Integer({ description: "Whole CPUs, at least 1 and at most the host's count" });
+const MemoryMib = Type.Integer({ description: "MiB, at least 128 and at most the host's memory" });
 
-export const Resources = t.Object({ cpus: t.Integer(), memoryMib: t.Integer() });
+export const Resources = t.Object({ cpus: Type.Integer(), memoryMib: Type.Integer() });
 
 export const SessionSandbox = t.Object({
   sessionID: t.String(),
@@ -59,10 +64,10 @@ export const SessionSandbox = t.Object({
   source: t.UnionEnum(["default", "explicit", "inherited", "fork"]),
   serverEnabled: t.Boolean(),
   resources: t.Object({
-    override: t.Nullable(t.Object({ cpus: t.Nullable(t.Integer()), memoryMib: t.Nullable(t.Integer()) })),
+    override: t.Nullable(t.Object({ cpus: t.Nullable(Type.Integer()), memoryMib: t.Nullable(Type.Integer()) })),
     effective: Resources,
   }),
-  toggledAt: t.Nullable(t.Integer({ description: "Unix epoch milliseconds of the last explicit toggle" })),
+  toggledAt: t.Nullable(Type.Integer({ description: "Unix epoch milliseconds of the last explicit toggle" })),
   vmName: t.String(),
 });
 export type SessionSandbox = Static<typeof SessionSandbox>;
@@ -81,11 +86,11 @@ export type SessionSandboxUpdate = Static<typeof SessionSandboxUpdate>;
 export const SandboxSettings = t.Object({
   enabled: t.Boolean(),
   defaultForNewSessions: t.Boolean(),
-  cpus: t.Integer(),
-  memoryMib: t.Integer(),
-  idleStopMinutes: t.Integer(),
-  maxRunningVms: t.Integer(),
-  execTimeoutMs: t.Integer(),
+  cpus: Type.Integer(),
+  memoryMib: Type.Integer(),
+  idleStopMinutes: Type.Integer(),
+  maxRunningVms: Type.Integer(),
+  execTimeoutMs: Type.Integer(),
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
 
@@ -96,9 +101,9 @@ export const SandboxSettingsPatch = t.Object(
     defaultForNewSessions: t.Optional(t.Nullable(t.Boolean())),
     cpus: t.Optional(t.Nullable(Cpus)),
     memoryMib: t.Optional(t.Nullable(MemoryMib)),
-    idleStopMinutes: t.Optional(t.Nullable(t.Integer({ description: "1 to 10080" }))),
-    maxRunningVms: t.Optional(t.Nullable(t.Integer({ description: "1 to 256" }))),
-    execTimeoutMs: t.Optional(t.Nullable(t.Integer({ description: "1000 to 86400000" }))),
+    idleStopMinutes: t.Optional(t.Nullable(Type.Integer({ description: "1 to 10080" }))),
+    maxRunningVms: t.Optional(t.Nullable(Type.Integer({ description: "1 to 256" }))),
+    execTimeoutMs: t.Optional(t.Nullable(Type.Integer({ description: "1000 to 86400000" }))),
   },
   { additionalProperties: false },
 );

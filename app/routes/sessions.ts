@@ -1,13 +1,13 @@
 // /api/sessions: register, list, get and delete OpenCode sessions.
 import { Elysia, t } from "elysia";
 import { parseJsonObject } from "../http/json-body";
-import { DeletedSessions, ErrorBody, RegisterSessionBody, Session, SessionParams } from "../http/schemas";
+import { DeletedSessions, ListedSession, ErrorBody, RegisterSessionBody, Session, SessionParams } from "../http/schemas";
 import type { Services } from "../services";
 
 export function sessionRoutes({ sessions }: Services) {
   return new Elysia({ prefix: "/api/sessions" })
     .post(
-      "/",
+      "",
       ({ body, status }) => {
         const { session, created } = sessions.register(body);
         return created ? status(201, session) : status(200, session);
@@ -19,9 +19,9 @@ export function sessionRoutes({ sessions }: Services) {
         detail: { summary: "Register a session (201), or confirm an identical registration (200). Different data for a known id is a 409." },
       },
     )
-    .get("/", () => ({ sessions: sessions.list() }), {
-      response: { 200: t.Object({ sessions: t.Array(Session) }), 401: ErrorBody },
-      detail: { summary: "List every registered session" },
+    .get("", () => ({ sessions: sessions.list() }), {
+      response: { 200: t.Object({ sessions: t.Array(ListedSession) }), 401: ErrorBody },
+      detail: { summary: "List every registered session; rootSessionID is null where a stored parent chain is broken" },
     })
     .get("/:id", ({ params }) => sessions.get(params.id), {
       params: SessionParams,

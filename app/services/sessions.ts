@@ -96,7 +96,15 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
     rootOf,
     view,
     get: (id: string) => view(require(id)),
-    list: (): SessionView[] => repo.list().map(view),
+    /** Every session; a broken parent chain (cycle, too deep) shows as a null root instead of failing the list. */
+    list: (): (Omit<SessionView, "rootSessionID"> & { rootSessionID: string | null })[] =>
+      repo.list().map((row) => {
+        try {
+          return view(row);
+        } catch {
+          return { ...view({ ...row, parentId: null }), parentID: row.parentId, rootSessionID: null };
+        }
+      }),
 
     /** Registers a session; the same data again is a no-op. `created` tells which happened. */
     register(input: RegisterInput): { session: SessionView; created: boolean } {

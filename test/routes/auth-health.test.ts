@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { loadOrCreateToken, tokenPath, tokensMatch } from "../../app/auth-token";
+import { makeTempDir, makeTestApp, TEST_TOKEN, type TestApp } from "../helpers";
+
+let t: TestApp;
+afterEach(() => t?.cleanup());
+
+describe("auth", () => {
+  test("health → 200 without a token, reporting that no runtime is in use", async () => {
+    t = makeTestApp();
+    const res = await t.request("GET", "/api/health", { token: null });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: "ok", runtime: { available: false, reason: expect.any(String) } });
+  });
+
+  test("every other route → 401 without a token, with a wrong one, or with another scheme", async () => {
+    t = makeTestApp();
+    const variants: Record<string, string>[] = [{}, { authorization: "Bearer wrong" }, { authorization: `Basic ${TEST_TOKEN}` }, { authorization: `Bearer ${TEST_TOKEN}x` }];
+    for (const headers of variants) {
+      for (const path of ["/api/sessions", "/api/settings/sandbox", "/api/openapi.json", "/api/unknown"]) {
+        const res = await t.request("GET", path, { headers, token: null });
+        expect([path, res.status]).toEqual([path, 401]);
+      }
+    }
+  });
+
+  test("token compare → equal only for the exact token", () => {
+    expect(tokensMatch("abc", "abc")).toBe(true);
+    expect(tokensMatch("abc", "abd")).toBe(false);
+    expect(tokensMatch("abc", "abcd")).toBe(false);
+    expect(tokensMatch("abc", "")).toBe(false);
+  });
+
+  test("no env token → one is generated once, stored 0600, and reused", () => {
+    t = makeTestApp();
+    const dir = makeTempDir("ss-token-");
+    const first = loadOrCreateToken(dir, undefined);
+    expect(first.length).toBeGreaterThanOrEqual(40);
+    expect(statSync(tokenPath(dir)).mode & 0o777).toBe(0o600);
+    expect(loadOrCreateToken(dir, undefined)).toBe(first);
+    expect(loadOrCreateToken(dir, "from-env")).toBe("from-env");
+  });
+
+  test("the token never appears in logs, even when a request fails", async () => {
+    t = makeTestApp();
+    await t.request("GET", "/api/sessions/ses_x");
+    await t.request("GET", "/api/sessions", { token: "wrong-token-value" });
+    expect(t.logLines.join("\n")).not.toContain(TEST_TOKEN);
+  });
+});
+
+describe("OpenAPI", () => {
+  test("GET /api/openapi.json → every API route with its statuses", async () => {
+    t = makeTestApp();
+    const doc = (await (await t.request("GET", "/api/openapi.json")).json()) as { paths: Record<string, Record<string, { responses: object }>> };
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      ["/api/health", "/api/session-sandbox/{id}", "/api/sessions", "/api/sessions/{id}", "/api/settings/sandbox"].sort(),
+    );
+    expect(Object.keys(doc.paths["/api/session-sandbox/{id}"]!.put!.responses).sort()).toEqual(["200", "400", "401", "404", "409", "413", "415", "422"]);
+  });
+
+  test("an unknown route with a token → 404 with a reason", async () => {
+    t = makeTestApp();
+    const res = await t.request("GET", "/api/nothing-here");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ code: "ROUTE_NOT_FOUND" });
+  });
+});

@@ -1,0 +1,116 @@
+// Every status each route declares is produced by at least one request here, and every route is listed:
+// the table is checked against the app's own declarations, so a new route or status fails until covered.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { makeTestApp, TEST_HOST, type TestApp } from "../helpers";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = makeTestApp();
+  await t.client.sessions.register({ id: "ses_root", directory: "/repo" });
+  await t.client.sessions.register({ id: "ses_child", parentID: "ses_root", directory: "/repo" });
+  // A damaged store: a parent cycle and an over-deep chain, which the API itself cannot create.
+  const insert = t.db.query("INSERT INTO sessions (id, parent_id, directory, created_at, sandboxed, mode_source) VALUES (?, ?, '/r', 1, 0, 'inherited')");
+  insert.run("ses_cyc_a", "ses_cyc_b");
+  insert.run("ses_cyc_b", "ses_cyc_a");
+  for (let i = 0; i < 40; i++) insert.run(`ses_deep${i}`, i === 0 ? "ses_root" : `ses_deep${i - 1}`);
+});
+afterAll(() => t.cleanup());
+
+type Call = { method: string; path: string; body?: string; headers?: Record<string, string>; token?: string | null };
+const j = (value: unknown) => JSON.stringify(value);
+const big = " ".repeat(1024 * 1024 + 10);
+const form = { "content-type": "text/plain" };
+
+const TABLE: Record<string, Record<number, Call>> = {
+  "GET /api/health": { 200: { method: "GET", path: "/api/health", token: null } },
+  "GET /api/openapi.json": {
+    200: { method: "GET", path: "/api/openapi.json" },
+    401: { method: "GET", path: "/api/openapi.json", token: null },
+  },
+  "POST /api/sessions": {
+    201: { method: "POST", path: "/api/sessions", body: j({ id: "ses_new", directory: "/repo" }) },
+    200: { method: "POST", path: "/api/sessions", body: j({ id: "ses_root", directory: "/repo" }) },
+    400: { method: "POST", path: "/api/sessions", body: j({ id: "ses_deeper", parentID: "ses_deep39", directory: "/r" }) },
+    401: { method: "POST", path: "/api/sessions", body: "{}", token: null },
+    404: { method: "POST", path: "/api/sessions", body: j({ id: "ses_x", parentID: "ses_ghost", directory: "/r" }) },
+    409: { method: "POST", path: "/api/sessions", body: j({ id: "ses_root", directory: "/elsewhere" }) },
+    413: { method: "POST", path: "/api/sessions", body: big },
+    415: { method: "POST", path: "/api/sessions", body: "{}", headers: form },
+    422: { method: "POST", path: "/api/sessions", body: j({ id: "ses_y" }) },
+  },
+  "GET /api/sessions": {
+    200: { method: "GET", path: "/api/sessions" },
+    401: { method: "GET", path: "/api/sessions", token: null },
+  },
+  "GET /api/sessions/:id": {
+    200: { method: "GET", path: "/api/sessions/ses_child" },
+    400: { method: "GET", path: "/api/sessions/ses_deep39" },
+    401: { method: "GET", path: "/api/sessions/ses_child", token: null },
+    404: { method: "GET", path: "/api/sessions/ses_ghost" },
+    409: { method: "GET", path: "/api/sessions/ses_cyc_a" },
+    422: { method: "GET", path: "/api/sessions/..." },
+  },
+  "DELETE /api/sessions/:id": {
+    200: { method: "DELETE", path: "/api/sessions/ses_new" },
+    401: { method: "DELETE", path: "/api/sessions/ses_root", token: null },
+    404: { method: "DELETE", path: "/api/sessions/ses_ghost" },
+    422: { method: "DELETE", path: "/api/sessions/%2F" },
+  },
+  "GET /api/session-sandbox/:id": {
+    200: { method: "GET", path: "/api/session-sandbox/ses_child" },
+    400: { method: "GET", path: "/api/session-sandbox/ses_deep39" },
+    401: { method: "GET", path: "/api/session-sandbox/ses_child", token: "nope" },
+    404: { method: "GET", path: "/api/session-sandbox/ses_ghost" },
+    409: { method: "GET", path: "/api/session-sandbox/ses_cyc_b" },
+    422: { method: "GET", path: "/api/session-sandbox/%20" },
+  },
+  "PUT /api/session-sandbox/:id": {
+    200: { method: "PUT", path: "/api/session-sandbox/ses_root", body: j({ sandboxed: true }) },
+    400: { method: "PUT", path: "/api/session-sandbox/ses_root", body: j({ resources: { cpus: TEST_HOST.cpus * 2 } }) },
+    401: { method: "PUT", path: "/api/session-sandbox/ses_root", body: "{}", token: null },
+    404: { method: "PUT", path: "/api/session-sandbox/ses_ghost", body: "{}" },
+    409: { method: "PUT", path: "/api/session-sandbox/ses_child", body: j({ sandboxed: false }) },
+    413: { method: "PUT", path: "/api/session-sandbox/ses_root", body: big },
+    415: { method: "PUT", path: "/api/session-sandbox/ses_root", body: "{}", headers: form },
+    422: { method: "PUT", path: "/api/session-sandbox/ses_root", body: j({ sandboxed: 1 }) },
+  },
+  "GET /api/settings/sandbox": {
+    200: { method: "GET", path: "/api/settings/sandbox" },
+    401: { method: "GET", path: "/api/settings/sandbox", token: null },
+  },
+  "PATCH /api/settings/sandbox": {
+    200: { method: "PATCH", path: "/api/settings/sandbox", body: j({ idleStopMinutes: 31 }) },
+    400: { method: "PATCH", path: "/api/settings/sandbox", body: j({ maxRunningVms: 0 }) },
+    401: { method: "PATCH", path: "/api/settings/sandbox", body: "{}", token: null },
+    413: { method: "PATCH", path: "/api/settings/sandbox", body: big },
+    415: { method: "PATCH", path: "/api/settings/sandbox", body: "{}", headers: form },
+    422: { method: "PATCH", path: "/api/settings/sandbox", body: j({ enabled: "yes" }) },
+  },
+};
+
+describe("declared statuses", () => {
+  test("the table covers every route and every declared status", () => {
+    const declared = Object.fromEntries(
+      t.app.routes.map((route) => [
+        `${route.method} ${route.path}`,
+        Object.keys((route.hooks as { response?: Record<string, unknown> }).response ?? { 200: 1, 401: 1 }).map(Number).sort(),
+      ]),
+    );
+    const covered = Object.fromEntries(Object.entries(TABLE).map(([key, calls]) => [key, Object.keys(calls).map(Number).sort()]));
+    expect(covered).toEqual(declared);
+  });
+
+  for (const [route, calls] of Object.entries(TABLE)) {
+    for (const [status, call] of Object.entries(calls)) {
+      test(`${route} → ${status}`, async () => {
+        const res = await t.request(call.method, call.path, { body: call.body, headers: call.headers, token: call.token });
+        expect(res.status).toBe(Number(status));
+        if (res.status >= 400) {
+          const body = (await res.json()) as { code: string; message: string };
+          expect(body.code).toMatch(/^[A-Z_]+$/);
+          expect(body.message.length).toBeGreaterThan(10);
+        }
+      });
+    }
+  }
+});

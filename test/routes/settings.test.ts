@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { makeTestApp, snapshotDatabase, type TestApp } from "../helpers";
+
+let t: TestApp;
+afterEach(() => t.cleanup());
+
+describe("GET /api/settings/sandbox", () => {
+  test("fresh → the documented defaults", async () => {
+    t = makeTestApp();
+    expect(await t.client.settings.get()).toEqual({
+      enabled: true,
+      defaultForNewSessions: true,
+      cpus: 2,
+      memoryMib: 2048,
+      idleStopMinutes: 30,
+      maxRunningVms: 4,
+      execTimeoutMs: 120_000,
+    });
+    expect((await t.request("GET", "/api/settings/sandbox", { token: null })).status).toBe(401);
+  });
+
+  test("resources resolve session override → settings → env → built-in", async () => {
+    t = makeTestApp({ envDefaults: { cpus: 3, memoryMib: 4096, execTimeoutMs: 9_000 } });
+    await t.client.sessions.register({ id: "ses_a", directory: "/r" });
+    expect((await t.client.sandbox.get("ses_a")).resources.effective).toEqual({ cpus: 3, memoryMib: 4096 }); // env
+    expect((await t.client.settings.get()).execTimeoutMs).toBe(9_000);
+    await t.client.settings.patch({ cpus: 1 });
+    expect((await t.client.sandbox.get("ses_a")).resources.effective).toEqual({ cpus: 1, memoryMib: 4096 }); // settings
+    await t.client.sandbox.set("ses_a", { resources: { memoryMib: 256 } });
+    expect((await t.client.sandbox.get("ses_a")).resources.effective).toEqual({ cpus: 1, memoryMib: 256 }); // override
+    await t.client.settings.patch({ cpus: null });
+    expect((await t.client.sandbox.get("ses_a")).resources.effective.cpus).toBe(3); // back to env
+  });
+
+  test("env above the host → refused at startup with the host's limit", () => {
+    expect(() => makeTestApp({ envDefaults: { cpus: 64 } })).toThrow(/host's 4 CPUs/);
+    t = makeTestApp();
+  });
+});
+
+describe("PATCH /api/settings/sandbox", () => {
+  test("each key → stored and read back; survives a reopen", async () => {
+    t = makeTestApp();
+    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000 };
+    expect(await t.client.settings.patch(patch)).toEqual(patch);
+    const dataDir = t.dataDir;
+    t.db.close();
+    const reopened = makeTestApp({ dataDir });
+    expect(await reopened.client.settings.get()).toEqual(patch);
+    reopened.cleanup();
+    t = makeTestApp();
+  });
+
+  test("out of range → 400 with the range; wrong type or unknown key → 422; nothing changes", async () => {
+    t = makeTestApp();
+    const before = snapshotDatabase(t.db);
+    const cases: [unknown, number, string][] = [
+      [{ maxRunningVms: 0 }, 400, "between 1 and 256"],
+      [{ idleStopMinutes: 100_000 }, 400, "minutes"],
+      [{ execTimeoutMs: 10 }, 400, "ms"],
+      [{ cpus: 99 }, 400, "host's 4 CPUs"],
+      [{ memoryMib: 1 }, 400, "128 MiB"],
+      [{ enabled: "no" }, 422, "/enabled"],
+      [{ maxRunningVms: 2.5 }, 422, "/maxRunningVms"],
+      [{ colour: "blue" }, 422, "/colour"],
+      [{ maxRunningVms: 2, bogus: true }, 422, "/bogus"],
+    ];
+    for (const [body, status, text] of cases) {
+      const res = await t.request("PATCH", "/api/settings/sandbox", { body: JSON.stringify(body) });
+      expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), status]);
+      expect(((await res.json()) as { message: string }).message).toContain(text);
+    }
+    expect((await t.request("PATCH", "/api/settings/sandbox", { body: "[]" })).status).toBe(400);
+    expect((await t.request("PATCH", "/api/settings/sandbox", { body: "1", headers: { "content-type": "text/plain" } })).status).toBe(415);
+    expect((await t.request("PATCH", "/api/settings/sandbox", { body: "x".repeat(2 * 1024 * 1024) })).status).toBe(413);
+    expect((await t.request("PATCH", "/api/settings/sandbox", { body: "{}", token: "wrong" })).status).toBe(401);
+    expect(snapshotDatabase(t.db)).toBe(before);
+  });
+});

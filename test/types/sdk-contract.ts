@@ -1,0 +1,49 @@
+// Compile-time contract of the SDK: checked by `tsc` in the test command, never run. Each line under an
+// expect-error directive must fail to compile; if the SDK ever accepts it, tsc reports the unused directive.
+import type { ErrorCode } from "../../app/errors";
+import { createClient, SandboxError, SessionNotFoundError } from "../../sdk/index";
+
+declare const client: ReturnType<typeof createClient>;
+
+export async function sandboxViewIsFullyTyped() {
+  const view = await client.sandbox.get("ses_x");
+  const cpus: number = view.resources.effective.cpus;
+  const source: "default" | "explicit" | "inherited" | "fork" = view.source;
+  const toggledAt: number | null = view.toggledAt;
+  const override: { cpus: number | null; memoryMib: number | null } | null = view.resources.override;
+  const vmName: string = view.vmName;
+  return [cpus, source, toggledAt, override, vmName];
+}
+
+export async function inputsAreChecked() {
+  await client.sandbox.set("ses_x", { sandboxed: true, resources: { cpus: 2 } });
+  await client.sandbox.set("ses_x", { resources: null });
+  // @ts-expect-error cpus is a number, not a string
+  await client.sandbox.set("ses_x", { resources: { cpus: "2" } });
+  // @ts-expect-error there is no `sandboxd` field
+  await client.sandbox.set("ses_x", { sandboxd: true });
+  // @ts-expect-error directory is required
+  await client.sessions.register({ id: "ses_x" });
+  await client.settings.patch({ maxRunningVms: 3, cpus: null });
+  // @ts-expect-error settings have no `colour`
+  await client.settings.patch({ colour: "blue" });
+}
+
+export async function rawTreatyErrorsAreAUnionOfDeclaredStatuses() {
+  const res = await client.api["session-sandbox"]({ id: "ses_x" }).put({ sandboxed: false });
+  if (res.error) {
+    const status: 400 | 401 | 404 | 409 | 413 | 415 | 422 = res.error.status;
+    const code: ErrorCode = res.error.value.code;
+    return [status, code];
+  }
+  const sandboxed: boolean = res.data.sandboxed;
+  return sandboxed;
+}
+
+export function errorsAreClasses(error: unknown) {
+  if (error instanceof SessionNotFoundError) {
+    const status: number = error.status;
+    const base: SandboxError = error;
+    return [status, base.code];
+  }
+}
