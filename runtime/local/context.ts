@@ -1,0 +1,17 @@
+// Everything the driver's operations share, built once by createLocalDriver.
+import type { CgroupLayout } from "./cgroup-layout";
+import type { Crun } from "./crun";
+import type { StatePaths } from "./state-paths";
+import type { VmStore } from "./vm-store";
+import type { Volumes } from "./volumes";
+
+export type DriverContext = {
+  paths: StatePaths;
+  store: VmStore;
+  volumes: Volumes;
+  crun: Crun;
+  layout: CgroupLayout;
+  pidsLimit: number;
+  /** Host path of tini-static, bind-mounted as the VM's PID 1. */
+  initPath: string;
+};

@@ -1,0 +1,98 @@
+// Runs one command in a running VM: streamed output, exit code, and cancellation of its whole tree.
+//
+// Each exec gets its own sub-cgroup of the VM (`crun exec --cgroup`). Everything the command starts —
+// including daemons that setsid() or re-parent to the VM's init — stays in it, so a timeout or abort
+// kills exactly that tree, while background processes of earlier execs (in their own sub-cgroups) live on.
+import { randomBytes } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
+import { cgroupEmpty, createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, removeCgroup, sweepSubCgroups } from "./cgroup-tree";
+import { readLog } from "./crun";
+import type { DriverContext } from "./context";
+import { defaultEnv, guestProcess } from "./oci-config";
+
+/** After the command exits, how long output still held open by its background children is read. */
+const DRAIN_AFTER_EXIT_MS = 100;
+/** How long a cancelled exec's crun may take to notice its process died before it is SIGKILLed too. */
+const CANCEL_GRACE_MS = 5000;
+
+/** Copies a stream to the sink; `stop` ends it early (closing our end of the pipe). */
+function pump(stream: ReadableStream<Uint8Array>, write: (chunk: Uint8Array) => void): { done: Promise<void>; stop: () => void } {
+  const reader = stream.getReader();
+  const done = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      write(value);
+    }
+  })().catch(() => {});
+  return { done, stop: () => void reader.cancel().catch(() => {}) };
+}
+
+function envList(extra: Record<string, string> | undefined): string[] {
+  const env = new Map(defaultEnv().map((kv) => [kv.slice(0, kv.indexOf("=")), kv] as const));
+  for (const [key, value] of Object.entries(extra ?? {})) env.set(key, `${key}=${value}`);
+  return [...env.values()];
+}
+
+export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+  const record = ctx.store.read(name);
+  if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
+  if (!ctx.store.livePid(name)) throw new RuntimeError("FAILED", `VM ${name} is not running; start it first`);
+  if (request.argv.length === 0) throw new RuntimeError("FAILED", "exec needs a non-empty argv");
+  if (!request.cwd.startsWith("/")) throw new RuntimeError("FAILED", `exec cwd must be absolute, got ${request.cwd}`);
+
+  const id = randomBytes(6).toString("hex");
+  const sub = `${EXEC_CGROUP_PREFIX}${id}`;
+  const subPath = `${record.cgroupPath}/${sub}`;
+  const processFile = join(ctx.paths.execDir(name), `${id}.json`);
+  const logFile = join(ctx.paths.execDir(name), `${id}.log`);
+  writeFileSync(processFile, JSON.stringify(guestProcess(request.argv, request.cwd, envList(request.env))), { mode: 0o600 });
+  createSubCgroup(ctx.layout, record.cgroupPath, sub);
+
+  const proc = Bun.spawn(
+    ctx.crun.argv(["--log", `file:${logFile}`, "--log-format", "json", "exec", "--process", processFile, "--cgroup", sub, ctx.paths.containerId(name)]),
+    { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+  );
+  let exited = false;
+  const exitCode = proc.exited.finally(() => (exited = true));
+  let cancelReason: "timeout" | "abort" | undefined;
+  const cancel = async (reason: "timeout" | "abort") => {
+    if (cancelReason || exited) return;
+    cancelReason = reason;
+    // Repeat until crun returns: a kill can land before crun has moved the command into the cgroup.
+    const deadline = performance.now() + CANCEL_GRACE_MS;
+    while (!exited && performance.now() < deadline) {
+      await killCgroup(ctx.layout, subPath, 1000);
+      await Promise.race([exitCode, Bun.sleep(20)]);
+    }
+    if (!exited) proc.kill("SIGKILL");
+  };
+  const timer = request.timeoutMs !== undefined ? setTimeout(() => void cancel("timeout"), request.timeoutMs) : undefined;
+  const onAbort = () => void cancel("abort");
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+
+  try {
+    const pumps = [pump(proc.stdout, (c) => sink.stdout(c)), pump(proc.stderr, (c) => sink.stderr(c))];
+    const code = await exitCode;
+    // A background child still holding stdout must not keep this exec open; its later output is dropped.
+    await Promise.race([Promise.all(pumps.map((p) => p.done)), Bun.sleep(DRAIN_AFTER_EXIT_MS)]);
+    for (const p of pumps) p.stop();
+    const crunError = readLog(logFile);
+    if (crunError && !cancelReason) {
+      if (/executable file .* not found/.test(crunError)) return { exitCode: 127, timedOut: false, cancelled: false };
+      throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${crunError}`);
+    }
+    return { exitCode: code, timedOut: cancelReason === "timeout", cancelled: cancelReason === "abort" };
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener("abort", onAbort);
+    rmSync(processFile, { force: true });
+    rmSync(logFile, { force: true });
+    // Keep the sub-cgroup while background processes of this exec live; drop empty ones of earlier execs.
+    if (cgroupEmpty(ctx.layout, subPath)) removeCgroup(ctx.layout, subPath);
+    sweepSubCgroups(ctx.layout, record.cgroupPath);
+  }
+}

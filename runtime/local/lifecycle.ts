@@ -1,0 +1,119 @@
+// create / start / stop / remove of one VM: crun container + cgroups + guest root + volume.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../driver";
+import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup-tree";
+import type { DriverContext } from "./context";
+import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
+import { buildOciConfig } from "./oci-config";
+import { validateSpec } from "./validate-spec";
+import { processStartTime } from "./vm-store";
+
+function failed(action: string, name: string, error: unknown): RuntimeError {
+  if (error instanceof RuntimeError) return error;
+  return new RuntimeError("FAILED", `${action} ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+export async function createVm(ctx: DriverContext, spec: VmSpec, options: CreateOptions = {}): Promise<VmInfo> {
+  validateSpec(spec, ctx.paths.stateDir);
+  if (options.replace) await removeVm(ctx, spec.name, { keepVolume: true });
+  // 0711 like the state dir: traversable by the VM's uid (see createLocalDriver), not listable.
+  mkdirSync(ctx.paths.vmsDir, { recursive: true, mode: 0o711 });
+  try {
+    mkdirSync(ctx.paths.vmDir(spec.name), { mode: 0o711 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") throw new RuntimeError("ALREADY_EXISTS", `VM ${spec.name} already exists`);
+    throw failed("create", spec.name, error);
+  }
+  let volumeCreated = false;
+  try {
+    const { record: volume, created } = ctx.volumes.ensure(spec.volume.name);
+    volumeCreated = created;
+    const hostUidBase = ctx.volumes.hostUidBase(volume.slot);
+    const plan = planGuestRoot(spec.image, spec.mounts.map((m) => m.hostPath));
+    materializeGuestRoot(plan, ctx.paths.guestRoot(spec.name), hostUidBase);
+    const cgroupPath = ctx.paths.cgroupPath(spec.name);
+    const config = buildOciConfig({
+      spec,
+      guestRoot: ctx.paths.guestRoot(spec.name),
+      hostUidBase,
+      cgroupsPath: cgroupPath,
+      pidsLimit: ctx.pidsLimit,
+      initPath: ctx.initPath,
+      volumeData: ctx.paths.volumeData(spec.volume.name),
+      imageMounts: imageMounts(plan, spec.image),
+    });
+    mkdirSync(ctx.paths.bundleDir(spec.name), { mode: 0o700 });
+    writeFileSync(join(ctx.paths.bundleDir(spec.name), "config.json"), JSON.stringify(config, null, 1));
+    const createdAt = Date.now();
+    ctx.store.write(spec.name, { spec: structuredClone(spec), createdAt, hostUidBase, cgroupPath });
+    await startVm(ctx, spec.name);
+    return { name: spec.name, status: "running", spec: structuredClone(spec), createdAt };
+  } catch (error) {
+    await removeVm(ctx, spec.name, { keepVolume: true }).catch(() => {});
+    if (volumeCreated) ctx.volumes.remove(spec.volume.name);
+    throw failed("create", spec.name, error);
+  }
+}
+
+export async function startVm(ctx: DriverContext, name: string): Promise<void> {
+  const record = ctx.store.read(name);
+  if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
+  if (ctx.store.livePid(name)) return;
+  try {
+    // A VM that died on its own (or before a host reboot) leaves crun state and cgroups behind.
+    await powerOff(ctx, name, record.cgroupPath);
+    const execDir = ctx.paths.execDir(name);
+    rmSync(execDir, { recursive: true, force: true });
+    mkdirSync(execDir, { mode: 0o700 });
+    const pidFile = join(ctx.paths.vmDir(name), "pid");
+    rmSync(pidFile, { force: true });
+    await ctx.crun.startDetached(ctx.paths.containerId(name), ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), "crun.log"));
+    const pid = Number(readFileSync(pidFile, "utf8").trim());
+    const startTime = processStartTime(pid);
+    if (!startTime) throw new Error(`VM exited right after it started (pid ${pid})`);
+    ctx.store.setRunning(name, { pid, startTime });
+  } catch (error) {
+    throw failed("start", name, error);
+  }
+}
+
+/** Kills every process of the VM, removes its exec sub-cgroups, crun state and cgroups. */
+async function powerOff(ctx: DriverContext, name: string, cgroupPath: string): Promise<void> {
+  const { layout } = ctx;
+  ctx.store.setRunning(name, undefined);
+  // Killing the whole cgroup tree (not just PID 1) also covers a VM whose crun state was lost.
+  if (!(await killCgroup(layout, cgroupPath))) throw new Error(`processes of VM ${name} survived SIGKILL`);
+  for (const sub of listSubCgroups(layout, cgroupPath)) removeCgroup(layout, `${cgroupPath}/${sub}`);
+  await ctx.crun.delete(ctx.paths.containerId(name));
+  // crun removes the VM's cgroups itself; this covers a delete of a container crun no longer knew.
+  if (!vmCgroupGone(layout, cgroupPath) && !removeCgroup(layout, cgroupPath)) {
+    throw new Error(`cgroup ${cgroupPath} of VM ${name} could not be removed`);
+  }
+}
+
+export async function stopVm(ctx: DriverContext, name: string): Promise<void> {
+  const record = ctx.store.read(name);
+  if (!record) return;
+  try {
+    await powerOff(ctx, name, record.cgroupPath);
+    rmSync(ctx.paths.execDir(name), { recursive: true, force: true });
+  } catch (error) {
+    throw failed("stop", name, error);
+  }
+}
+
+/**
+ * Stops the VM and deletes everything it has on the host. The volume goes first and the VM record
+ * last, so a crash part-way leaves a VM that list() still shows and a retried remove finishes.
+ */
+export async function removeVm(ctx: DriverContext, name: string, options: { keepVolume?: boolean } = {}): Promise<void> {
+  const record = ctx.store.read(name);
+  try {
+    await powerOff(ctx, name, record?.cgroupPath ?? ctx.paths.cgroupPath(name));
+    if (record && !options.keepVolume) ctx.volumes.remove(record.spec.volume.name);
+    rmSync(ctx.paths.vmDir(name), { recursive: true, force: true });
+  } catch (error) {
+    throw failed("remove", name, error);
+  }
+}

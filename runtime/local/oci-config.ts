@@ -1,0 +1,146 @@
+// Turns a VmSpec into the OCI config.json crun runs: namespaces, uid mapping, mounts, limits, seccomp.
+import { readFileSync, statSync } from "node:fs";
+import type { VmSpec } from "../driver";
+import { UIDS_PER_VM } from "./volumes";
+import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
+
+export type OciMount = { destination: string; type: string; source: string; options?: string[] };
+
+export type OciProcess = {
+  terminal: false;
+  user: { uid: number; gid: number };
+  args: string[];
+  env: string[];
+  cwd: string;
+  capabilities: Record<string, never>;
+  noNewPrivileges: true;
+  rlimits: { type: string; hard: number; soft: number }[];
+};
+
+export type OciConfig = {
+  ociVersion: string;
+  root: { path: string; readonly: true };
+  hostname: string;
+  process: OciProcess;
+  mounts: OciMount[];
+  linux: {
+    namespaces: { type: string }[];
+    uidMappings: { containerID: number; hostID: number; size: number }[];
+    gidMappings: { containerID: number; hostID: number; size: number }[];
+    cgroupsPath: string;
+    resources: {
+      memory: { limit: number; swap: number };
+      cpu: { quota: number; period: number };
+      pids: { limit: number };
+      devices: { allow: boolean; access: string }[];
+    };
+    seccomp: SeccompProfile;
+    maskedPaths: string[];
+    readonlyPaths: string[];
+  };
+};
+
+export const GUEST_HOME = "/home/agent";
+export const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/** tini is bind-mounted here (on the /run tmpfs) so the image needs no init of its own. */
+export const GUEST_INIT = "/run/vm-init";
+const CPU_PERIOD_US = 100_000;
+
+/** RLIMIT_NOFILE for guests: crun cannot raise it above the manager's own hard limit (EPERM). */
+function nofileLimit(): number {
+  try {
+    const line = readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"));
+    const hard = Number(line?.split(/\s{2,}/)[2]);
+    return Number.isFinite(hard) ? Math.min(hard, 65536) : 1024;
+  } catch {
+    return 1024;
+  }
+}
+
+export function defaultEnv(): string[] {
+  return [`PATH=${GUEST_PATH}`, `HOME=${GUEST_HOME}`, "LANG=C.UTF-8", "USER=root"];
+}
+
+export function guestProcess(args: string[], cwd: string, env: string[]): OciProcess {
+  const nofile = nofileLimit();
+  return {
+    terminal: false,
+    user: { uid: 0, gid: 0 },
+    args,
+    env,
+    cwd,
+    // Empty sets: the guest's root has no capability, in its own user namespace or anywhere else.
+    capabilities: {},
+    noNewPrivileges: true,
+    rlimits: [{ type: "RLIMIT_NOFILE", hard: nofile, soft: nofile }],
+  };
+}
+
+export type ConfigInput = {
+  spec: VmSpec;
+  guestRoot: string;
+  hostUidBase: number;
+  cgroupsPath: string;
+  pidsLimit: number;
+  initPath: string;
+  volumeData: string;
+  imageMounts: OciMount[];
+};
+
+/** A host directory shown so that its owner (uid and gid) is the guest's root, and guest writes land as that owner. */
+function sessionMount(hostPath: string, readOnly: boolean | undefined, hostUidBase: number): OciMount {
+  const { uid, gid } = statSync(hostPath);
+  const idmap = `idmap=uids=${uid}-${hostUidBase}-1;gids=${gid}-${hostUidBase}-1`;
+  return { destination: hostPath, type: "bind", source: hostPath, options: ["rbind", readOnly ? "ro" : "rw", "nosuid", "nodev", idmap] };
+}
+
+export function buildOciConfig(input: ConfigInput): OciConfig {
+  const { spec, hostUidBase } = input;
+  const tmpfs = (destination: string, options: string[]): OciMount => ({ destination, type: "tmpfs", source: "tmpfs", options });
+  const memoryBytes = spec.memoryMib * 1024 * 1024;
+  const mounts: OciMount[] = [
+    { destination: "/proc", type: "proc", source: "proc", options: ["nosuid", "noexec", "nodev"] },
+    tmpfs("/dev", ["nosuid", "strictatime", "mode=755", "size=65536k"]),
+    { destination: "/dev/pts", type: "devpts", source: "devpts", options: ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"] },
+    tmpfs("/dev/shm", ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"]),
+    { destination: "/dev/mqueue", type: "mqueue", source: "mqueue", options: ["nosuid", "noexec", "nodev"] },
+    { destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", "ro"] },
+    // Read-only view of the VM's own cgroup (cgroup namespace), so tools and tests can read its limits.
+    { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev", "relatime", "ro"] },
+    ...input.imageMounts,
+    tmpfs("/tmp", ["nosuid", "nodev", "mode=1777", `size=${spec.tmpSizeMib}m`]),
+    tmpfs("/run", ["nosuid", "nodev", "mode=755", "size=16m"]),
+    tmpfs("/home", ["nosuid", "nodev", "mode=755", "size=1m"]),
+    { destination: GUEST_HOME, type: "bind", source: input.volumeData, options: ["rbind", "rw", "nosuid", "nodev"] },
+    { destination: GUEST_INIT, type: "bind", source: input.initPath, options: ["bind", "ro", "nosuid", "nodev"] },
+    // Sorted so a parent directory is mounted before a mount nested inside it.
+    ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m.hostPath, m.readOnly, hostUidBase)),
+  ];
+  const mapping = [{ containerID: 0, hostID: hostUidBase, size: UIDS_PER_VM }];
+  return {
+    ociVersion: "1.0.2",
+    root: { path: input.guestRoot, readonly: true },
+    hostname: spec.name,
+    process: guestProcess([GUEST_INIT, "-s", "--", "sleep", "infinity"], "/", defaultEnv()),
+    mounts,
+    linux: {
+      namespaces: ["pid", "network", "ipc", "uts", "mount", "cgroup", "user"].map((type) => ({ type })),
+      uidMappings: mapping,
+      gidMappings: mapping,
+      cgroupsPath: input.cgroupsPath,
+      resources: {
+        // swap == limit: no swap on top of the memory limit (v1 memsw, v2 memory.swap.max = 0).
+        memory: { limit: memoryBytes, swap: memoryBytes },
+        cpu: { quota: Math.round(spec.cpus * CPU_PERIOD_US), period: CPU_PERIOD_US },
+        pids: { limit: input.pidsLimit },
+        devices: [{ allow: false, access: "rwm" }],
+      },
+      seccomp: seccompProfile(),
+      maskedPaths: [
+        "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+        "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+      ],
+      readonlyPaths: ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"],
+    },
+  };
+}

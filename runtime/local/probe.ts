@@ -1,0 +1,66 @@
+// The capability probe: every missing piece of the local runtime, each with the command that fixes it.
+import { existsSync, readFileSync } from "node:fs";
+import type { Capability } from "../driver";
+import { describeLayout, missingControllers, type CgroupLayout } from "./cgroup-layout";
+import type { Crun } from "./crun";
+import { BUILD_ROOTFS_SCRIPT, INSTALL_DEPS_SCRIPT, rootfsReady } from "./rootfs";
+
+export type ProbeInput = {
+  crun: Crun;
+  crunPath: string | null;
+  initPath: string;
+  unsharePath: string | null;
+  layout: CgroupLayout | undefined;
+  rootfsDir: string | undefined;
+};
+
+/** crun < 1.8 lacks custom idmap mappings on bind mounts, which the repository ownership relies on. */
+function versionAtLeast(version: string, major: number, minor: number): boolean {
+  const [a = 0, b = 0] = version.split(".").map(Number);
+  return a > major || (a === major && b >= minor);
+}
+
+export async function probeLocal(input: ProbeInput): Promise<Capability> {
+  const problems: Capability["problems"] = [];
+  const deps = `sudo ${INSTALL_DEPS_SCRIPT}`;
+  if (process.getuid?.() !== 0) {
+    problems.push({ what: "not running as root (namespaces, cgroups and idmapped mounts need it)", fix: "run the manager as root" });
+  }
+  let crunVersion: string | undefined;
+  if (!input.crunPath) problems.push({ what: "crun is not installed", fix: deps });
+  else {
+    crunVersion = await input.crun.version();
+    if (!crunVersion) problems.push({ what: `crun at ${input.crunPath} does not run`, fix: deps });
+    else if (!versionAtLeast(crunVersion, 1, 8)) problems.push({ what: `crun ${crunVersion} is older than 1.8`, fix: "apt-get install -y 'crun>=1.8' (Debian 12 or newer)" });
+  }
+  if (!existsSync(input.initPath)) problems.push({ what: `tini-static missing at ${input.initPath}`, fix: deps });
+  const { layout } = input;
+  if (!layout) problems.push({ what: "no cgroup filesystem is mounted", fix: "mount -t cgroup2 none /sys/fs/cgroup" });
+  else {
+    for (const controller of missingControllers(layout)) {
+      problems.push({
+        what: `cgroup controller "${controller}" is not available (${describeLayout(layout)})`,
+        fix: layout.kind === "v2"
+          ? `enable it at boot (kernel command line cgroup_enable=${controller}) and run: echo +${controller} > ${layout.unifiedRoot}/cgroup.subtree_control`
+          : `mkdir -p /sys/fs/cgroup/${controller} && mount -t cgroup -o ${controller} cgroup /sys/fs/cgroup/${controller}`,
+      });
+    }
+    if (layout.kind === "hybrid" && !input.unsharePath) problems.push({ what: "unshare (util-linux) is missing; needed on hybrid cgroup hosts", fix: deps });
+  }
+  if (readUserNamespaceLimit() === 0) {
+    problems.push({ what: "user namespaces are disabled (user.max_user_namespaces = 0)", fix: "sysctl -w user.max_user_namespaces=15000" });
+  }
+  if (input.rootfsDir && !rootfsReady(input.rootfsDir)) {
+    problems.push({ what: `root filesystem not built at ${input.rootfsDir}`, fix: `sudo ${BUILD_ROOTFS_SCRIPT}` });
+  }
+  const version = `local (crun ${crunVersion ?? "missing"}, ${layout ? describeLayout(layout) : "no cgroups"})`;
+  return { available: problems.length === 0, version, problems };
+}
+
+function readUserNamespaceLimit(): number | undefined {
+  try {
+    return Number(readFileSync("/proc/sys/user/max_user_namespaces", "utf8"));
+  } catch {
+    return undefined;
+  }
+}

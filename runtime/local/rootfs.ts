@@ -1,0 +1,26 @@
+// Locates and (on request) builds the cached guest root filesystem via scripts/build-rootfs.sh.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+export const BUILD_ROOTFS_SCRIPT = new URL("../../scripts/build-rootfs.sh", import.meta.url).pathname;
+export const INSTALL_DEPS_SCRIPT = new URL("../../scripts/install-runtime-deps.sh", import.meta.url).pathname;
+
+/** The script owns the recipe hash, so the path is asked from it rather than recomputed here. */
+export function defaultRootfsDir(): string {
+  const result = Bun.spawnSync(["bash", BUILD_ROOTFS_SCRIPT, "--print-path"], { stdout: "pipe", stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`${BUILD_ROOTFS_SCRIPT} --print-path failed: ${result.stderr.toString()}`);
+  return result.stdout.toString().trim();
+}
+
+/** True once the build script finished (it writes this marker last). */
+export function rootfsReady(dir: string): boolean {
+  return existsSync(join(dir, "etc/session-sandbox-rootfs"));
+}
+
+/** Builds the rootfs if missing (minutes the first time, instant after) and returns its path. Progress goes to stderr. */
+export async function ensureRootfs(): Promise<string> {
+  const proc = Bun.spawn(["bash", BUILD_ROOTFS_SCRIPT], { stdout: "pipe", stderr: "inherit" });
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  if (code !== 0) throw new Error(`${BUILD_ROOTFS_SCRIPT} failed with exit ${code}`);
+  return out.trim().split("\n").at(-1) ?? "";
+}

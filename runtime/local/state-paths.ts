@@ -1,0 +1,67 @@
+// Where a driver keeps its state on the host; none of it is ever mounted into a guest.
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** VM and volume names become directory and cgroup names: no slashes, no leading dot, ≤ 63 chars. */
+export function isValidName(name: string): boolean {
+  return name.length <= 63 && NAME.test(name);
+}
+
+export class StatePaths {
+  /** Short tag of the state dir, so two drivers (e.g. tests) never share crun ids or cgroups. */
+  readonly tag: string;
+
+  constructor(readonly stateDir: string, private readonly cgroupParent: string) {
+    this.tag = createHash("sha256").update(stateDir).digest("hex").slice(0, 8);
+  }
+
+  get crunRoot(): string {
+    return join(this.stateDir, "crun");
+  }
+  get vmsDir(): string {
+    return join(this.stateDir, "vms");
+  }
+  get volumesDir(): string {
+    return join(this.stateDir, "volumes");
+  }
+  get uidSlotsDir(): string {
+    return join(this.stateDir, "uid-slots");
+  }
+
+  vmDir(name: string): string {
+    return join(this.vmsDir, name);
+  }
+  vmRecord(name: string): string {
+    return join(this.vmDir(name), "vm.json");
+  }
+  runtimeRecord(name: string): string {
+    return join(this.vmDir(name), "runtime.json");
+  }
+  bundleDir(name: string): string {
+    return join(this.vmDir(name), "bundle");
+  }
+  guestRoot(name: string): string {
+    return join(this.vmDir(name), "root");
+  }
+  execDir(name: string): string {
+    return join(this.vmDir(name), "exec");
+  }
+  volumeDir(volume: string): string {
+    return join(this.volumesDir, volume);
+  }
+  volumeData(volume: string): string {
+    return join(this.volumeDir(volume), "data");
+  }
+
+  /** crun container id: unique per state dir; crun ids live in this driver's own --root anyway. */
+  containerId(name: string): string {
+    return name;
+  }
+
+  /** Absolute cgroup path (same in every hierarchy). */
+  cgroupPath(name: string): string {
+    return `/${this.cgroupParent}/${this.tag}.${name}`;
+  }
+}

@@ -1,0 +1,37 @@
+// Rejects a VmSpec the local runtime cannot honour, with a message that says what to change.
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { RuntimeError, type VmSpec } from "../driver";
+import { isValidName } from "./state-paths";
+
+function fail(message: string): never {
+  throw new RuntimeError("FAILED", message);
+}
+
+function overlaps(a: string, b: string): boolean {
+  const within = (x: string, y: string) => x === y || x.startsWith(y.endsWith("/") ? y : `${y}/`);
+  return within(a, b) || within(b, a);
+}
+
+export function validateSpec(spec: VmSpec, stateDir: string): void {
+  if (!isValidName(spec.name)) fail(`invalid VM name ${JSON.stringify(spec.name)}: use [A-Za-z0-9._-], at most 63 characters`);
+  if (!isValidName(spec.volume.name)) fail(`invalid volume name ${JSON.stringify(spec.volume.name)}: use [A-Za-z0-9._-], at most 63 characters`);
+  if (!(spec.cpus > 0 && Number.isFinite(spec.cpus))) fail(`cpus must be a positive number, got ${spec.cpus}`);
+  if (!Number.isInteger(spec.memoryMib) || spec.memoryMib < 32) fail(`memoryMib must be an integer ≥ 32, got ${spec.memoryMib}`);
+  if (!Number.isInteger(spec.tmpSizeMib) || spec.tmpSizeMib < 1) fail(`tmpSizeMib must be an integer ≥ 1, got ${spec.tmpSizeMib}`);
+  if (spec.network.mode !== "none") {
+    fail(`network policy "${spec.network.mode}" is not supported yet by the local runtime; use { mode: "none" }`);
+  }
+  if (!isAbsolute(spec.image) || !existsSync(join(spec.image, "usr/bin/sh"))) {
+    fail(`image ${spec.image} is not a root filesystem directory (no usr/bin/sh); build one with scripts/build-rootfs.sh`);
+  }
+  const state = realpathSync(stateDir);
+  for (const mount of spec.mounts) {
+    const path = mount.hostPath;
+    if (!isAbsolute(path) || resolve(path) !== path) fail(`mount path ${path} must be absolute and normalized`);
+    if (!existsSync(path) || !statSync(path).isDirectory()) fail(`mount path ${path} is not an existing directory`);
+    // Also through symlinks: the guest must never see the driver's own state.
+    if (overlaps(realpathSync(path), state)) fail(`mount path ${path} overlaps the runtime's state directory`);
+    if (realpathSync(path) !== path) fail(`mount path ${path} goes through a symlink; pass ${realpathSync(path)}`);
+  }
+}

@@ -1,0 +1,66 @@
+// Persisted VM records (the spec as created, its uid range) and the live "is it running" check.
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import type { VmInfo, VmSpec } from "../driver";
+import type { StatePaths } from "./state-paths";
+
+export type VmRecord = { spec: VmSpec; createdAt: number; hostUidBase: number; cgroupPath: string };
+/** PID 1 of the running VM, plus its start time so a recycled pid is never mistaken for it. */
+export type RuntimeRecord = { pid: number; startTime: string };
+
+function writeJsonAtomic(path: string, value: unknown): void {
+  writeFileSync(`${path}.tmp`, JSON.stringify(value, null, 1), { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+}
+
+function readJson<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Field 22 of /proc/PID/stat (start time in clock ticks since boot); the command name may hold spaces. */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+export class VmStore {
+  constructor(private readonly paths: StatePaths) {}
+
+  read(name: string): VmRecord | undefined {
+    return readJson<VmRecord>(this.paths.vmRecord(name));
+  }
+
+  write(name: string, record: VmRecord): void {
+    writeJsonAtomic(this.paths.vmRecord(name), record);
+  }
+
+  setRunning(name: string, runtime: RuntimeRecord | undefined): void {
+    if (runtime) writeJsonAtomic(this.paths.runtimeRecord(name), runtime);
+    else rmSync(this.paths.runtimeRecord(name), { force: true });
+  }
+
+  /** PID 1 of the VM if it is alive right now. */
+  livePid(name: string): number | undefined {
+    const runtime = readJson<RuntimeRecord>(this.paths.runtimeRecord(name));
+    if (!runtime) return undefined;
+    return processStartTime(runtime.pid) === runtime.startTime ? runtime.pid : undefined;
+  }
+
+  info(name: string): VmInfo | undefined {
+    const record = this.read(name);
+    if (!record) return undefined;
+    return { name, status: this.livePid(name) ? "running" : "stopped", spec: record.spec, createdAt: record.createdAt };
+  }
+
+  names(): string[] {
+    if (!existsSync(this.paths.vmsDir)) return [];
+    return readdirSync(this.paths.vmsDir).filter((n) => existsSync(this.paths.vmRecord(n)));
+  }
+}

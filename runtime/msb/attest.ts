@@ -1,0 +1,55 @@
+// Attestation before reuse: an existing sandbox is reused only if what msb holds matches the VmSpec
+// the caller expects (image, resources, mounts, tmpfs, volume, labels, network); otherwise recreate.
+import type { VmInfo, VmSpec } from "../driver";
+import { canonicalPolicy } from "./network-rules";
+
+export type Attestation = { ok: true } | { ok: false; mismatches: string[] };
+
+function mountKey(mount: { hostPath: string; readOnly?: boolean }): string {
+  return `${mount.hostPath} (${mount.readOnly ? "ro" : "rw"})`;
+}
+
+function policyText(policy: VmSpec["network"]): string {
+  try {
+    return canonicalPolicy(policy);
+  } catch (error) {
+    return `invalid policy: ${(error as Error).message}`;
+  }
+}
+
+function compareMounts(expected: VmSpec, actual: VmSpec, mismatches: string[]): void {
+  const want = new Set(expected.mounts.map(mountKey));
+  const have = new Set(actual.mounts.map(mountKey));
+  for (const key of want) if (!have.has(key)) mismatches.push(`mount missing: ${key}`);
+  for (const key of have) if (!want.has(key)) mismatches.push(`unexpected mount: ${key}`);
+}
+
+/**
+ * Labels: every expected label must be present with its value. Extra labels are allowed because msb
+ * merges an OCI image's own labels into the sandbox's (image labels are the base).
+ */
+function compareLabels(expected: VmSpec, actual: VmSpec, mismatches: string[]): void {
+  for (const [key, value] of Object.entries(expected.labels)) {
+    if (actual.labels[key] !== value) mismatches.push(`label ${key}: expected ${JSON.stringify(value)}, found ${JSON.stringify(actual.labels[key] ?? null)}`);
+  }
+}
+
+/** Compares the expected spec with what the runtime reports. `anomalies` (unreadable output) always fail. */
+export function attest(expected: VmSpec, actual: VmInfo & { anomalies?: string[] }): Attestation {
+  const mismatches: string[] = [];
+  const have = actual.spec;
+  const field = (what: string, want: unknown, found: unknown) => {
+    if (want !== found) mismatches.push(`${what}: expected ${JSON.stringify(want)}, found ${JSON.stringify(found)}`);
+  };
+  field("name", expected.name, actual.name);
+  field("image", expected.image, have.image);
+  field("cpus", expected.cpus, have.cpus);
+  field("memoryMib", expected.memoryMib, have.memoryMib);
+  field("tmpSizeMib", expected.tmpSizeMib, have.tmpSizeMib);
+  field("volume", expected.volume.name, have.volume.name);
+  compareMounts(expected, have, mismatches);
+  compareLabels(expected, have, mismatches);
+  field("network", policyText(expected.network), policyText(have.network));
+  for (const anomaly of actual.anomalies ?? []) mismatches.push(`unreadable: ${anomaly}`);
+  return mismatches.length === 0 ? { ok: true } : { ok: false, mismatches };
+}

@@ -1,0 +1,60 @@
+// Builds the `msb create` argument vector for a VmSpec. Pure: the same spec always gives the same argv.
+import type { VmSpec } from "../driver";
+import { buildNetworkArgs } from "./network-rules";
+import { checkImage, checkLabel, checkMountPath, checkName, checkPositiveInteger, InvalidSpecError } from "./spec-checks";
+
+/** Where the persistent data volume is mounted (HOME of the guest user). */
+export const VOLUME_GUEST_PATH = "/home/agent";
+export const TMP_GUEST_PATH = "/tmp";
+
+// Mount targets the driver owns; a bind mount there would shadow the tmpfs, the volume or the root.
+const RESERVED_GUEST_PATHS = new Set(["/", TMP_GUEST_PATH, VOLUME_GUEST_PATH]);
+
+function mountArgs(spec: VmSpec): string[] {
+  const seen = new Set<string>();
+  const args: string[] = [];
+  for (const mount of spec.mounts) {
+    const path = checkMountPath(mount.hostPath, "mount path");
+    if (RESERVED_GUEST_PATHS.has(path)) throw new InvalidSpecError(`mount path "${path}" is reserved for the driver`);
+    if (seen.has(path)) throw new InvalidSpecError(`mount path "${path}" is listed twice`);
+    seen.add(path);
+    // Identical path inside the guest: tools see the same absolute paths as on the host.
+    args.push(`--mount-dir=${path}:${path}${mount.readOnly ? ":ro" : ""}`);
+  }
+  return args;
+}
+
+function labelArgs(labels: Record<string, string>): string[] {
+  return Object.keys(labels)
+    .sort()
+    .map((key) => {
+      const value = labels[key] ?? "";
+      checkLabel(key, value);
+      return `--label=${key}=${value}`;
+    });
+}
+
+/**
+ * `msb create IMAGE --name=… --cpus=… --memory=…M [--mount-dir=P:P[:ro]]… --tmpfs=/tmp:…M
+ * --mount-named=VOLUME:/home/agent [--label=K=V]… NETWORK --quiet [--replace]`.
+ * Every value uses the `--flag=value` form so no value can be taken for a flag.
+ */
+export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {}): string[] {
+  const args = [
+    "create",
+    checkImage(spec.image),
+    `--name=${checkName(spec.name, "VM name")}`,
+    `--cpus=${checkPositiveInteger(spec.cpus, "cpus")}`,
+    // A bare number is MiB to msb too; the suffix makes the unit explicit in logs.
+    `--memory=${checkPositiveInteger(spec.memoryMib, "memoryMib")}M`,
+    ...mountArgs(spec),
+    `--tmpfs=${TMP_GUEST_PATH}:${checkPositiveInteger(spec.tmpSizeMib, "tmpSizeMib")}M`,
+    // --mount-named creates the volume when missing; an existing one (and its data) is reused as is.
+    `--mount-named=${checkName(spec.volume.name, "volume name")}:${VOLUME_GUEST_PATH}`,
+    ...labelArgs(spec.labels),
+    ...buildNetworkArgs(spec.network),
+    "--quiet",
+  ];
+  if (options.replace) args.push("--replace");
+  return args;
+}

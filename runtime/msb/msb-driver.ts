@@ -1,0 +1,180 @@
+// The microsandbox (msb) runtime driver: one microVM per VmSpec, driven through the msb CLI.
+import type { Capability, ExecRequest, ExecResult, ExecSink, RuntimeDriver, VmInfo, VmSpec } from "../driver";
+import { RuntimeError } from "../driver";
+import { attest } from "./attest";
+import { commandFailure, isAlreadyExists, isAlreadyRunning, isSandboxNotFound, isVolumeNotFound } from "./command-errors";
+import { buildCreateArgs } from "./create-args";
+import { DEFAULT_EXEC_TIMINGS, type ExecTimings, runExec } from "./exec-process";
+import { parseJsonOutput } from "./json-guards";
+import {
+  buildInspectArgs,
+  buildListArgs,
+  buildPingArgs,
+  buildRemoveArgs,
+  buildStartArgs,
+  buildStopArgs,
+  buildVolumeRemoveArgs,
+  STOP_GRACE_SECONDS,
+} from "./lifecycle-args";
+import { type MsbBinary, resolveMsbBinary } from "./msb-binary";
+import { buildMsbEnv, MsbCli, type MsbOutput, type MsbTraceEvent } from "./msb-cli";
+import { type MsbVmInfo, parseInspect, parseList } from "./parse-inspect";
+import { assessCapability, gatherProbeFacts } from "./probe";
+
+export type MsbDriverOptions = {
+  /** The msb binary; beats MSB_PATH and the pinned npm package. */
+  msbPath?: string;
+  /** msb's state root (default: MSB_HOME, else ~/.microsandbox). */
+  msbHome?: string;
+  /** Where MSB_PATH, MSB_HOME, PATH and HOME are read from (default: process.env). */
+  hostEnv?: Record<string, string | undefined>;
+  /** Limit for quick commands (inspect, list, rm, volume rm). */
+  commandTimeoutMs?: number;
+  /** Limit for create/start: msb itself waits up to 180 s for the guest agent. */
+  bootTimeoutMs?: number;
+  execTimings?: ExecTimings;
+  /** Called after every msb command, for logs and tests. */
+  trace?: (event: MsbTraceEvent) => void;
+};
+
+/** What `ensure` did to make a VM matching the spec available. */
+export type EnsureResult = { info: VmInfo; action: "created" | "reused" | "recreated"; mismatches: string[] };
+
+export class MsbDriver implements RuntimeDriver {
+  readonly name = "msb" as const;
+  readonly binary: MsbBinary | undefined;
+  readonly #cli: MsbCli | undefined;
+  readonly #commandTimeoutMs: number;
+  readonly #bootTimeoutMs: number;
+  readonly #execTimings: ExecTimings;
+
+  constructor(options: MsbDriverOptions = {}) {
+    const hostEnv = options.hostEnv ?? process.env;
+    this.binary = resolveMsbBinary(options, hostEnv);
+    this.#cli = this.binary ? new MsbCli(this.binary.path, buildMsbEnv(hostEnv, options.msbHome), options.trace) : undefined;
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? 60_000;
+    this.#bootTimeoutMs = options.bootTimeoutMs ?? 240_000;
+    this.#execTimings = options.execTimings ?? DEFAULT_EXEC_TIMINGS;
+  }
+
+  get #msb(): MsbCli {
+    if (!this.#cli) throw new RuntimeError("UNAVAILABLE", "no msb binary found: run `bun install` (microsandbox is a devDependency) or set MSB_PATH");
+    return this.#cli;
+  }
+
+  #run(args: string[], timeoutMs = this.#commandTimeoutMs): Promise<MsbOutput> {
+    return this.#msb.run(args, { timeoutMs });
+  }
+
+  async probe(): Promise<Capability> {
+    return assessCapability(await gatherProbeFacts(this.binary, this.#cli));
+  }
+
+  async ping(): Promise<boolean> {
+    if (!this.#cli) return false;
+    const out = await this.#run(buildPingArgs()).catch(() => undefined);
+    return out?.exitCode === 0;
+  }
+
+  async create(spec: VmSpec): Promise<VmInfo> {
+    let out = await this.#run(buildCreateArgs(spec), this.#bootTimeoutMs);
+    if (isAlreadyExists(out)) {
+      if ((await this.#listNames()).has(spec.name)) throw commandFailure(out);
+      // A failed create can leave the name registered while list/inspect do not show it (msb #1550,
+      // reproduced with 0.6.18): replace that ghost, once.
+      out = await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs);
+    }
+    return this.#afterCreate(spec, out);
+  }
+
+  /** Replaces the VM with a fresh one for `spec`; the named data volume and its files are kept. */
+  async recreate(spec: VmSpec): Promise<VmInfo> {
+    return this.#afterCreate(spec, await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs));
+  }
+
+  /**
+   * A failed boot leaves the sandbox Stopped with its config when its volume already existed (msb
+   * keeps it; `remove` then deletes both), or rolls everything back when msb created the volume.
+   */
+  async #afterCreate(spec: VmSpec, out: MsbOutput): Promise<VmInfo> {
+    if (out.exitCode !== 0) throw commandFailure(out);
+    const info = await this.inspect(spec.name);
+    if (!info) throw new RuntimeError("FAILED", `msb create reported success but msb inspect does not find "${spec.name}"`);
+    return info;
+  }
+
+  /** Reuses the VM if it attests against `spec`, else recreates it (volume kept); creates it if missing. */
+  async ensure(spec: VmSpec): Promise<EnsureResult> {
+    const current = await this.inspect(spec.name);
+    if (!current) return { info: await this.create(spec), action: "created", mismatches: [] };
+    const verdict = attest(spec, current);
+    if (!verdict.ok) return { info: await this.recreate(spec), action: "recreated", mismatches: verdict.mismatches };
+    if (current.status === "stopped") await this.start(spec.name);
+    return { info: (await this.inspect(spec.name)) ?? current, action: "reused", mismatches: [] };
+  }
+
+  async start(name: string): Promise<void> {
+    const out = await this.#run(buildStartArgs(name), this.#bootTimeoutMs);
+    if (out.exitCode === 0 || isAlreadyRunning(out)) return;
+    throw commandFailure(out);
+  }
+
+  /** Idempotent: a stopped or missing VM counts as stopped. */
+  async stop(name: string): Promise<void> {
+    const out = await this.#run(buildStopArgs(name), (STOP_GRACE_SECONDS + 30) * 1000);
+    if (out.exitCode === 0 || isSandboxNotFound(out, name)) return;
+    throw commandFailure(out);
+  }
+
+  /**
+   * Removes the VM and its volume; a missing VM counts as removed. The volume goes before the
+   * sandbox record, so a crash in between leaves a record that names the volume and a retry finishes.
+   */
+  async remove(name: string): Promise<void> {
+    const info = await this.inspect(name);
+    if (!info) return;
+    if (info.status === "running") {
+      const stopped = await this.#run(buildStopArgs(name, { force: true }));
+      if (stopped.exitCode !== 0 && !isSandboxNotFound(stopped, name)) throw commandFailure(stopped);
+    }
+    if (info.spec.volume.name) {
+      const volume = info.spec.volume.name;
+      const out = await this.#run(buildVolumeRemoveArgs(volume));
+      if (out.exitCode !== 0 && !isVolumeNotFound(out, volume)) throw commandFailure(out);
+    }
+    const out = await this.#run(buildRemoveArgs(name));
+    if (out.exitCode !== 0 && !isSandboxNotFound(out, name)) throw commandFailure(out);
+  }
+
+  /**
+   * Runs `request.argv` in the VM. msb boots a stopped sandbox for one exec and stops it again
+   * afterwards, so callers `start` the VM first to keep background processes and /tmp.
+   */
+  exec(name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+    return runExec(this.#msb, name, request, sink, this.#execTimings);
+  }
+
+  async inspect(name: string): Promise<MsbVmInfo | undefined> {
+    const out = await this.#run(buildInspectArgs(name));
+    if (isSandboxNotFound(out, name)) return undefined;
+    if (out.exitCode !== 0) throw commandFailure(out);
+    const json = parseJsonOutput(out.stdout, "msb inspect");
+    if (!json.ok) throw new RuntimeError("FAILED", json.error);
+    return parseInspect(json.value, name);
+  }
+
+  async list(labels: Record<string, string>): Promise<MsbVmInfo[]> {
+    const names = await this.#listNames(labels);
+    // A VM removed between list and inspect is simply not reported.
+    const infos = await Promise.all([...names].map((name) => this.inspect(name)));
+    return infos.filter((info): info is MsbVmInfo => info !== undefined);
+  }
+
+  async #listNames(labels: Record<string, string> = {}): Promise<Set<string>> {
+    const out = await this.#run(buildListArgs(labels));
+    if (out.exitCode !== 0) throw commandFailure(out);
+    const json = parseJsonOutput(out.stdout, "msb list");
+    if (!json.ok) throw new RuntimeError("FAILED", json.error);
+    return new Set(parseList(json.value).entries.map((entry) => entry.name));
+  }
+}

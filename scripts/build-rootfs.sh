@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds (once) and caches the read-only Debian root filesystem that `local` runtime VMs boot from.
+#
+# Usage: build-rootfs.sh            build if missing, then print the rootfs path on the last line
+#        build-rootfs.sh --print-path   print the path only (no build)
+# Env:   SANDBOX_ROOTFS_DIR   where the rootfs lives (default /var/cache/session-sandbox/rootfs-<recipe hash>)
+#        SANDBOX_DEBIAN_MIRROR  Debian mirror (default http://deb.debian.org/debian)
+set -euo pipefail
+
+suite=bookworm
+mirror="${SANDBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# What agents expect from a shell box. Changing this list (or RECIPE_VERSION) changes the hash, so a
+# new rootfs is built next to the old one instead of mutating a tree running VMs may still use.
+packages=(bash coreutils findutils grep sed gawk tar gzip xz-utils less procps curl ca-certificates git
+  python3-minimal make socat iproute2 kmod)
+recipe_version=2
+recipe="$suite ${packages[*]} v$recipe_version"
+hash="$(printf '%s' "$recipe" | sha256sum | cut -c1-12)"
+out="${SANDBOX_ROOTFS_DIR:-/var/cache/session-sandbox/rootfs-$hash}"
+marker="$out/etc/session-sandbox-rootfs"
+
+if [ "${1:-}" = "--print-path" ]; then
+  echo "$out"
+  exit 0
+fi
+
+if [ -f "$marker" ]; then
+  echo "rootfs: cached at $out" >&2
+  echo "$out"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "rootfs: building needs root (debootstrap + chroot); run: sudo $0" >&2
+  exit 1
+fi
+for tool in debootstrap chroot flock; do
+  command -v "$tool" >/dev/null || { echo "rootfs: $tool missing; run scripts/install-runtime-deps.sh" >&2; exit 1; }
+done
+
+mkdir -p "$(dirname "$out")"
+# Concurrent callers (setup script and a test run) wait for one build instead of racing two.
+exec 9>"$out.lock"
+flock 9
+if [ -f "$marker" ]; then
+  echo "rootfs: built by a concurrent run at $out" >&2
+  echo "$out"
+  exit 0
+fi
+
+partial="$out.partial"
+start=$SECONDS
+step() { echo "rootfs: [$((SECONDS - start))s] $*" >&2; }
+cleanup() {
+  umount "$partial/proc" 2>/dev/null || true
+  rm -rf "$partial"
+}
+trap cleanup EXIT
+rm -rf "$partial"
+
+step "1/4 debootstrap $suite minbase from $mirror into $partial (30 to 90 s)"
+debootstrap --variant=minbase "$suite" "$partial" "$mirror" 2>&1 | sed -u 's/^/  /' >&2
+
+step "2/4 apt-get install ${packages[*]}"
+mount -t proc proc "$partial/proc"
+# No daemons may start inside the chroot during package configuration.
+printf '#!/bin/sh\nexit 101\n' > "$partial/usr/sbin/policy-rc.d"
+chmod +x "$partial/usr/sbin/policy-rc.d"
+# Use-Pty=0: the chroot has no /dev/pts, and apt would complain that it cannot open one for its log.
+chroot "$partial" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends "${packages[@]}" 2>&1 \
+  | grep -E --line-buffered '^(Get|Setting up|E:|W:)' | sed -u 's/^/  /' >&2
+umount "$partial/proc"
+
+step "3/4 trim caches and host-derived files"
+chroot "$partial" apt-get clean
+rm -f "$partial/usr/sbin/policy-rc.d"
+rm -rf "$partial"/var/lib/apt/lists/* "$partial"/var/cache/apt/*.bin "$partial"/var/log/* \
+  "$partial"/usr/share/doc/* "$partial"/usr/share/man/* "$partial"/usr/share/info/* "$partial"/usr/share/locale/* \
+  "$partial"/tmp/* "$partial"/root/.??*
+# debootstrap copies the host's resolver and hostname; the guest must not learn anything from the host.
+printf '' > "$partial/etc/resolv.conf"
+echo sandbox > "$partial/etc/hostname"
+printf '127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n' > "$partial/etc/hosts"
+mkdir -p "$partial/home/agent"
+
+step "4/4 publish"
+echo "$recipe built $(date -u +%FT%TZ)" > "$partial/etc/session-sandbox-rootfs"
+mv "$partial" "$out"
+trap - EXIT
+step "done: $out ($(du -sh "$out" | cut -f1))"
+echo "$out"

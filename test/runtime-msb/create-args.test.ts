@@ -1,0 +1,78 @@
+// buildCreateArgs: the exact `msb create` argv for a VmSpec, and the values it refuses to put on a command line.
+import { describe, expect, test } from "bun:test";
+import { buildCreateArgs, InvalidSpecError } from "../../runtime/msb";
+import { sampleSpec } from "./fake-msb-harness";
+
+describe("buildCreateArgs", () => {
+  test("full spec → image, name, resources, identical-path mounts, tmpfs, volume, sorted labels, no network", () => {
+    const spec = sampleSpec({ labels: { b: "2", a: "x=y" } });
+    expect(buildCreateArgs(spec)).toEqual([
+      "create",
+      "/srv/rootfs",
+      "--name=ocm-session-0123456789ab",
+      "--cpus=2",
+      "--memory=1024M",
+      "--mount-dir=/work/repo:/work/repo",
+      "--mount-dir=/work/shared:/work/shared:ro",
+      "--tmpfs=/tmp:256M",
+      "--mount-named=ocm-vol-0123456789ab:/home/agent",
+      "--label=a=x=y",
+      "--label=b=2",
+      "--no-net",
+      "--quiet",
+    ]);
+  });
+
+  test("replace option → --replace appended", () => {
+    expect(buildCreateArgs(sampleSpec(), { replace: true }).at(-1)).toBe("--replace");
+  });
+
+  test("network all → --net=all instead of --no-net", () => {
+    const args = buildCreateArgs(sampleSpec({ network: { mode: "all" } }));
+    expect(args).toContain("--net=all");
+    expect(args).not.toContain("--no-net");
+  });
+
+  test("network allowlist → deny-all plus DNS plus one sorted rule per entry", () => {
+    const args = buildCreateArgs(sampleSpec({ network: { mode: "allowlist", allow: ["registry.npmjs.org:443", "*.GitHub.com"] } }));
+    expect(args.filter((a) => a.startsWith("--n"))).toEqual([
+      "--name=ocm-session-0123456789ab",
+      "--no-net",
+      "--net-rule=allow@dns",
+      "--net-rule=allow@*.github.com",
+      "--net-rule=allow@registry.npmjs.org:tcp:443",
+    ]);
+  });
+
+  test("same spec twice → same argv (pure)", () => {
+    expect(buildCreateArgs(sampleSpec())).toEqual(buildCreateArgs(sampleSpec()));
+  });
+
+  const refusals: [string, Parameters<typeof sampleSpec>[0]][] = [
+    ["name with a slash", { name: "a/b" }],
+    ["name starting with a dash", { name: "-rf" }],
+    ["name over 63 characters", { name: "a".repeat(64) }],
+    ["image starting with a dash", { image: "--privileged" }],
+    ["image with a space", { image: "a b" }],
+    ["zero cpus", { cpus: 0 }],
+    ["fractional memory", { memoryMib: 1.5 }],
+    ["zero tmpfs", { tmpSizeMib: 0 }],
+    ["relative mount path", { mounts: [{ hostPath: "work/repo" }] }],
+    ["mount path with a colon", { mounts: [{ hostPath: "/work/a:b" }] }],
+    ["mount path with a comma", { mounts: [{ hostPath: "/work/a,ro" }] }],
+    ["mount path not normalised", { mounts: [{ hostPath: "/work/../etc" }] }],
+    ["mount path with a trailing slash", { mounts: [{ hostPath: "/work/repo/" }] }],
+    ["mount at /tmp", { mounts: [{ hostPath: "/tmp" }] }],
+    ["mount at /home/agent", { mounts: [{ hostPath: "/home/agent" }] }],
+    ["the same mount twice", { mounts: [{ hostPath: "/work/repo" }, { hostPath: "/work/repo", readOnly: true }] }],
+    ["volume name with a slash", { volume: { name: "../v" } }],
+    ["label key with a space", { labels: { "a b": "c" } }],
+    ["label value with a newline", { labels: { a: "b\nc" } }],
+    ["allow entry with a comma", { network: { mode: "allowlist", allow: ["a.com,b.com"] } }],
+  ];
+  for (const [what, overrides] of refusals) {
+    test(`${what} → InvalidSpecError`, () => {
+      expect(() => buildCreateArgs(sampleSpec(overrides))).toThrow(InvalidSpecError);
+    });
+  }
+});

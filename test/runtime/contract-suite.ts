@@ -1,0 +1,255 @@
+// The RuntimeDriver contract, written against the interface only so every driver (local, msb) runs it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { RuntimeError, type RuntimeDriver, type VmSpec } from "../../runtime/driver";
+import { captureSink, run, sh } from "./exec-capture";
+
+export type ContractTarget = {
+  /** Prepares the runtime (may build images) and returns a driver plus the image specs should use. */
+  setup(): Promise<{ driver: RuntimeDriver; image: string }>;
+  /** Runs after the suite removed every VM it created: check for leaks, delete temp dirs. */
+  teardown(): Promise<void>;
+};
+
+/** Live (non-zombie) processes' command lines; zombies are dead, only not yet reaped by the VM's init. */
+const LIVE_PROCESSES = "ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = \"\"; print substr($0, 2) }'";
+
+/** Prints "<cpu usage µs> <nr_throttled> <throttled µs>" for the VM's own cgroup (v2 or v1 view). */
+const CPU_STATS = `if [ -f /sys/fs/cgroup/cpu.stat ]; then
+  awk '/^usage_usec/{u=$2} /^nr_throttled/{n=$2} /^throttled_usec/{t=$2} END{print u, n, t}' /sys/fs/cgroup/cpu.stat
+else
+  u=$(cat /sys/fs/cgroup/cpuacct/cpuacct.usage)
+  awk -v u="$u" '/^nr_throttled/{n=$2} /^throttled_time/{t=$2} END{print int(u/1000), n, int(t/1000)}' /sys/fs/cgroup/cpu/cpu.stat
+fi`;
+
+export function runtimeContractSuite(driverName: string, target: ContractTarget): void {
+  describe(`RuntimeDriver contract (${driverName})`, () => {
+    const runId = randomBytes(3).toString("hex");
+    const labels = { suite: `contract-${runId}` };
+    let driver: RuntimeDriver;
+    let image: string;
+    let counter = 0;
+
+    const spec = (overrides: Partial<VmSpec> = {}): VmSpec => {
+      const name = `ct-${runId}-${++counter}`;
+      return {
+        name,
+        image,
+        cpus: 1,
+        memoryMib: 256,
+        mounts: [],
+        tmpSizeMib: 32,
+        volume: { name: `${name}-data` },
+        labels,
+        network: { mode: "none" },
+        ...overrides,
+      };
+    };
+
+    beforeAll(async () => {
+      ({ driver, image } = await target.setup());
+    }, 600_000);
+
+    afterAll(async () => {
+      // Also after failures: every VM this suite made carries its label.
+      for (const vm of (await driver?.list(labels)) ?? []) await driver.remove(vm.name);
+      await target.teardown();
+    }, 120_000);
+
+    test("probe and ping → available, nothing missing", async () => {
+      const capability = await driver.probe();
+      expect(capability.problems).toEqual([]);
+      expect(capability.available).toBe(true);
+      expect(await driver.ping()).toBe(true);
+    });
+
+    test("create → a running VM that inspect reports with the spec as given", async () => {
+      const wanted = spec({ labels: { ...labels, role: "inspect" } });
+      const info = await driver.create(wanted);
+      expect(info.status).toBe("running");
+      const seen = await driver.inspect(wanted.name);
+      expect(seen?.status).toBe("running");
+      expect(seen?.spec).toEqual(wanted);
+      expect(seen?.createdAt).toBe(info.createdAt);
+    });
+
+    test("create with a taken name → ALREADY_EXISTS", async () => {
+      const wanted = spec();
+      await driver.create(wanted);
+      const error = await driver.create(wanted).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RuntimeError);
+      expect((error as RuntimeError).code).toBe("ALREADY_EXISTS");
+    });
+
+    test("exec → argv verbatim, stdout and stderr streamed apart, exit code returned", async () => {
+      const vm = await driver.create(spec());
+      const tricky = `it's "quoted" $HOME; $(echo no) * \\`;
+      const result = await run(driver, vm.name, { argv: ["sh", "-c", 'printf "%s" "$1"; echo err >&2; exit 7', "sh", tricky] });
+      expect(result).toMatchObject({ exitCode: 7, timedOut: false, cancelled: false, stdout: tricky, stderr: "err\n" });
+    });
+
+    test("exec with cwd and env → runs there, sees the variables and HOME=/home/agent", async () => {
+      const vm = await driver.create(spec());
+      const result = await sh(driver, vm.name, 'echo "$PWD|$GREETING|$HOME"', { cwd: "/tmp", env: { GREETING: "hi there" } });
+      expect(result.stdout).toBe("/tmp|hi there|/home/agent\n");
+    });
+
+    test("exec of a missing program → exit 127", async () => {
+      const vm = await driver.create(spec());
+      expect((await run(driver, vm.name, { argv: ["no-such-program-xyz"] })).exitCode).toBe(127);
+    });
+
+    test("/tmp file and background process → survive between execs", async () => {
+      const vm = await driver.create(spec());
+      const started = await sh(driver, vm.name, "echo kept > /tmp/marker; sleep 1000 >/dev/null 2>&1 & echo $!");
+      const pid = started.stdout.trim();
+      expect(pid).toMatch(/^\d+$/);
+      const later = await sh(driver, vm.name, `cat /tmp/marker; kill -0 ${pid} && echo alive`);
+      expect(later.stdout).toBe("kept\nalive\n");
+    });
+
+    test("/tmp → a tmpfs of spec.tmpSizeMib", async () => {
+      const vm = await driver.create(spec({ tmpSizeMib: 48 }));
+      const result = await sh(driver, vm.name, "df -k /tmp | awk 'NR==2{print $2}'");
+      expect(Number(result.stdout.trim())).toBe(48 * 1024);
+    });
+
+    test("stop then start → processes and /tmp gone, volume kept", async () => {
+      const vm = await driver.create(spec());
+      await sh(driver, vm.name, "echo tmp > /tmp/t; echo home > ~/h; sleep 1000 >/dev/null 2>&1 &");
+      await driver.stop(vm.name);
+      expect((await driver.inspect(vm.name))?.status).toBe("stopped");
+      await driver.stop(vm.name); // idempotent
+      await driver.start(vm.name);
+      expect((await driver.inspect(vm.name))?.status).toBe("running");
+      const after = await sh(driver, vm.name, "cat ~/h; test -e /tmp/t || echo no-tmp");
+      expect(after.stdout).toBe("home\nno-tmp\n");
+      expect((await sh(driver, vm.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 1000");
+    });
+
+    test("exec in a stopped VM → RuntimeError; in a missing VM → NOT_FOUND", async () => {
+      const vm = await driver.create(spec());
+      await driver.stop(vm.name);
+      expect(await sh(driver, vm.name, "true").catch((e: unknown) => e)).toBeInstanceOf(RuntimeError);
+      const missing = await sh(driver, `ct-${runId}-missing`, "true").catch((e: unknown) => e);
+      expect((missing as RuntimeError).code).toBe("NOT_FOUND");
+    });
+
+    test("recreate with a changed spec (replace) → volume data survives, new spec applies", async () => {
+      const first = spec({ memoryMib: 256 });
+      await driver.create(first);
+      await sh(driver, first.name, "echo persisted > ~/data.txt");
+      await driver.stop(first.name);
+      const changed = { ...first, memoryMib: 384, cpus: 0.5 };
+      const info = await driver.create(changed, { replace: true });
+      expect(info.spec.memoryMib).toBe(384);
+      expect((await driver.inspect(first.name))?.spec).toEqual(changed);
+      expect((await sh(driver, first.name, "cat ~/data.txt")).stdout).toBe("persisted\n");
+    });
+
+    test("remove → deletes the volume too: a new VM with that volume name starts empty", async () => {
+      const first = spec();
+      await driver.create(first);
+      await sh(driver, first.name, "echo old > ~/data.txt");
+      await driver.remove(first.name);
+      const again = await driver.create({ ...first });
+      expect((await sh(driver, again.name, "ls -A ~ | wc -l")).stdout.trim()).toBe("0");
+    });
+
+    test("remove → idempotent, and the VM is gone from inspect and list", async () => {
+      const vm = await driver.create(spec());
+      await driver.remove(vm.name);
+      await driver.remove(vm.name);
+      await driver.remove(`ct-${runId}-never-existed`);
+      expect(await driver.inspect(vm.name)).toBeUndefined();
+      expect((await driver.list(labels)).map((v) => v.name)).not.toContain(vm.name);
+    });
+
+    test("list by labels → only VMs carrying every given label", async () => {
+      const a = await driver.create(spec({ labels: { ...labels, team: "a", tier: "x" } }));
+      const b = await driver.create(spec({ labels: { ...labels, team: "b", tier: "x" } }));
+      expect((await driver.list({ ...labels, team: "a" })).map((v) => v.name)).toEqual([a.name]);
+      const tierX = (await driver.list({ ...labels, tier: "x" })).map((v) => v.name).sort();
+      expect(tierX).toEqual([a.name, b.name].sort());
+      expect(await driver.list({ ...labels, team: "nobody" })).toEqual([]);
+    });
+
+    test("memory over the limit → OOM-killed, exit 137, VM still usable", async () => {
+      const vm = await driver.create(spec({ memoryMib: 256 }));
+      const result = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (512 * 1024 * 1024); print('survived')"] });
+      expect(result.exitCode).toBe(137);
+      expect(result.stdout).not.toContain("survived");
+      const small = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (64 * 1024 * 1024); print('ok')"] });
+      expect(small.stdout).toBe("ok\n");
+    });
+
+    test("CPU burner → throttled to the cpus quota (cgroup cpu.stat)", async () => {
+      const vm = await driver.create(spec({ cpus: 0.5 }));
+      // Two busy loops want two CPUs for ~1 s; the quota allows half of one.
+      const script = `${CPU_STATS}; s=$(date +%s%N)
+        for i in 1 2; do timeout 1 sh -c 'while :; do :; done' & done; wait
+        e=$(date +%s%N); ${CPU_STATS}; echo $(( (e - s) / 1000 ))`;
+      const lines = (await sh(driver, vm.name, script)).stdout.trim().split("\n");
+      const [before, after, wallLine] = lines;
+      const [usage0 = 0, throttled0 = 0] = (before ?? "").split(" ").map(Number);
+      const [usage1 = 0, throttled1 = 0, throttledUs = 0] = (after ?? "").split(" ").map(Number);
+      const wallUs = Number(wallLine);
+      expect(throttled1).toBeGreaterThan(throttled0);
+      expect(throttledUs).toBeGreaterThan(0);
+      // Unthrottled this would be ~2.0 (two loops on a 2-CPU host); the quota caps it near 0.5.
+      expect((usage1 - usage0) / wallUs).toBeLessThan(0.5 * 1.3);
+    });
+
+    test("fork bomb → forks fail at the pids limit, the VM stays usable", async () => {
+      const vm = await driver.create(spec({ memoryMib: 1024 }));
+      const bomb = `import os, time
+n = 0
+try:
+    while n < 100000:
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["sleep", "600"])
+        n += 1
+except OSError as e:
+    print("stopped", n, e.errno, flush=True)
+time.sleep(600)`;
+      const abort = new AbortController();
+      const sink = captureSink((out) => out.includes("stopped") && abort.abort());
+      const result = await driver.exec(vm.name, { argv: ["python3", "-c", bomb], cwd: "/", signal: abort.signal, timeoutMs: 60_000 }, sink);
+      const [, count, errno] = /stopped (\d+) (\d+)/.exec(sink.text().stdout) ?? [];
+      expect(Number(count)).toBeGreaterThan(10);
+      expect(Number(count)).toBeLessThan(100000);
+      expect(errno).toBe("11"); // EAGAIN from the pids controller
+      expect(result.cancelled).toBe(true);
+      expect((await sh(driver, vm.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 600");
+      expect((await sh(driver, vm.name, "echo fine")).stdout).toBe("fine\n");
+    });
+
+    test("timeout → kills the exec's whole tree; another exec's background process survives", async () => {
+      const vm = await driver.create(spec());
+      await sh(driver, vm.name, "sleep 1001 >/dev/null 2>&1 &");
+      // A child, a setsid'd child and a double-forked orphan (re-parented to init): all must die.
+      const result = await sh(driver, vm.name, "sleep 2002 & setsid sleep 2003 & (sleep 2004 &); sleep 2005", { timeoutMs: 300 });
+      expect(result).toMatchObject({ timedOut: true, cancelled: false });
+      expect(result.exitCode).toBeGreaterThan(128);
+      const left = (await sh(driver, vm.name, LIVE_PROCESSES)).stdout;
+      expect(left).toContain("sleep 1001");
+      for (const n of [2002, 2003, 2004, 2005]) expect(left).not.toContain(`sleep ${n}`);
+    });
+
+    test("abort signal → cancels the exec and kills its whole tree", async () => {
+      const vm = await driver.create(spec());
+      const abort = new AbortController();
+      const sink = captureSink((out) => out.includes("started") && abort.abort());
+      const result = await driver.exec(vm.name, { argv: ["sh", "-c", "setsid sleep 3003 & (sleep 3004 &); echo started; sleep 3005"], cwd: "/", signal: abort.signal }, sink);
+      expect(result).toMatchObject({ cancelled: true, timedOut: false });
+      const left = (await sh(driver, vm.name, LIVE_PROCESSES)).stdout;
+      for (const n of [3003, 3004, 3005]) expect(left).not.toContain(`sleep ${n}`);
+    });
+
+    test("background child holding stdout → exec still returns when the command exits", async () => {
+      const vm = await driver.create(spec());
+      const result = await sh(driver, vm.name, "sleep 1000 & echo done");
+      expect(result).toMatchObject({ exitCode: 0, stdout: "done\n" });
+    });
+  });
+}

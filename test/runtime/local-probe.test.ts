@@ -1,0 +1,41 @@
+// The local driver's probe: each missing piece reported with its fix, and VM calls refused meanwhile.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { RuntimeError } from "../../runtime/driver";
+import { createLocalDriver } from "../../runtime/local/index";
+
+describe("local driver probe", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "ss-probe-"));
+  afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+  test("crun, tini and rootfs missing → each listed with its fix command; create → UNAVAILABLE", async () => {
+    const driver = createLocalDriver({
+      stateDir,
+      rootfsDir: join(stateDir, "no-rootfs"),
+      crunPath: "crun-that-does-not-exist",
+      tiniPath: join(stateDir, "no-tini"),
+    });
+    const capability = await driver.probe();
+    expect(capability.available).toBe(false);
+    const byWhat = Object.fromEntries(capability.problems.map((p) => [p.what, p.fix]));
+    expect(byWhat["crun is not installed"]).toContain("install-runtime-deps.sh");
+    expect(Object.entries(byWhat).find(([what]) => what.startsWith("tini-static missing"))?.[1]).toContain("install-runtime-deps.sh");
+    expect(Object.entries(byWhat).find(([what]) => what.startsWith("root filesystem not built"))?.[1]).toContain("build-rootfs.sh");
+    expect(await driver.ping()).toBe(false);
+    const error = await driver
+      .create({ name: "never", image: "/", cpus: 1, memoryMib: 64, mounts: [], tmpSizeMib: 1, volume: { name: "never" }, labels: {}, network: { mode: "none" } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RuntimeError);
+    expect((error as RuntimeError).code).toBe("UNAVAILABLE");
+    expect((error as RuntimeError).message).toContain("crun is not installed");
+  });
+
+  test("nothing missing on this host → available, version names crun and the cgroup layout", async () => {
+    const driver = createLocalDriver({ stateDir });
+    const capability = await driver.probe();
+    expect(capability.problems).toEqual([]);
+    expect(capability.version).toMatch(/^local \(crun \d+\.\d+(\.\d+)?, cgroup /);
+  });
+});

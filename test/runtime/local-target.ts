@@ -1,0 +1,54 @@
+// Test wiring for the local driver: deps and rootfs (built once, cached), a temp state dir, leak checks.
+import { expect } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
+import { createLocalDriver, ensureRootfs, type LocalDriver } from "../../runtime/local/index";
+import { INSTALL_DEPS_SCRIPT } from "../../runtime/local/rootfs";
+
+export type LocalFixture = { driver: LocalDriver; image: string; stateDir: string; cgroupParent: string };
+
+/** A fresh machine (CI) has neither crun nor the rootfs: install and build them here (cached after). */
+export async function prepareLocalRuntime(): Promise<string> {
+  if (!Bun.which("crun") || !existsSync("/usr/bin/tini-static")) {
+    const code = await Bun.spawn(["bash", INSTALL_DEPS_SCRIPT], { stdout: "inherit", stderr: "inherit" }).exited;
+    if (code !== 0) throw new Error(`${INSTALL_DEPS_SCRIPT} failed with exit ${code}`);
+  }
+  return ensureRootfs();
+}
+
+export async function makeLocalFixture(): Promise<LocalFixture> {
+  const image = await prepareLocalRuntime();
+  const stateDir = mkdtempSync(join(tmpdir(), "ss-local-state-"));
+  // A parent of our own so leak checks can list exactly what this fixture created.
+  const cgroupParent = `session-sandbox-test-${stateDir.slice(-6)}`;
+  return { driver: createLocalDriver({ stateDir, rootfsDir: image, cgroupParent }), image, stateDir, cgroupParent };
+}
+
+/** The VM cgroups still present under the fixture's parent, in any hierarchy. */
+export function leftoverCgroups(fixture: LocalFixture): string[] {
+  const layout = detectCgroupLayout();
+  if (!layout) return [];
+  return cgroupDirs(layout, `/${fixture.cgroupParent}`).flatMap((dir) =>
+    existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${dir}/${e.name}`) : [],
+  );
+}
+
+/** Asserts nothing of the fixture's VMs is left (cgroups, VM dirs, volumes, uid slots), then deletes it all. */
+export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
+  const cgroups = leftoverCgroups(fixture);
+  const listed = (dir: string) => (existsSync(join(fixture.stateDir, dir)) ? readdirSync(join(fixture.stateDir, dir)) : []);
+  const leftovers = { cgroups, vms: listed("vms"), volumes: listed("volumes"), uidSlots: listed("uid-slots") };
+  // Remove the (empty) parent cgroups this fixture created, whatever the assertion says.
+  const layout = detectCgroupLayout();
+  for (const dir of layout ? cgroupDirs(layout, `/${fixture.cgroupParent}`) : []) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Absent, or busy because a VM leaked: the assertion below reports that.
+    }
+  }
+  rmSync(fixture.stateDir, { recursive: true, force: true });
+  expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidSlots: [] });
+}
