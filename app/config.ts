@@ -12,6 +12,15 @@ export type Config = {
   envMemoryMib: number | undefined;
   envExecTimeoutMs: number | undefined;
   logLevel: LogLevel;
+  /** SANDBOX_RUNTIME as given (auto|local|msb); runtime/select.ts validates it. */
+  runtime: string | undefined;
+  /** The guest root filesystem for the local runtime; default: the cached build of scripts/build-rootfs.sh. */
+  rootfsDir: string | undefined;
+  /** Shared OpenCode directories mounted into every VM (SANDBOX_SHARED_DIRS, colon-separated absolute paths). */
+  sharedDirs: string[];
+  msbPath: string | undefined;
+  /** The cgroup (in every hierarchy) under which the local runtime puts its VMs. */
+  cgroupParent: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -57,6 +66,11 @@ export function loadConfig(env: Env): Config {
       ? parsePositiveInteger("SANDBOX_EXEC_TIMEOUT_MS", env.SANDBOX_EXEC_TIMEOUT_MS)
       : undefined,
     logLevel: wrap("SANDBOX_LOG_LEVEL", () => parseLogLevel(env.SANDBOX_LOG_LEVEL)),
+    runtime: env.SANDBOX_RUNTIME || undefined,
+    rootfsDir: env.SANDBOX_ROOTFS_DIR || undefined,
+    sharedDirs: parseSharedDirs(env.SANDBOX_SHARED_DIRS),
+    msbPath: env.MSB_PATH || undefined,
+    cgroupParent: env.SANDBOX_CGROUP_PARENT || undefined,
   };
 }
 
@@ -66,4 +80,11 @@ function wrap<T>(name: string, read: () => T): T {
   } catch (error) {
     throw new ConfigError(`${name}: ${(error as Error).message}`);
   }
+}
+
+function parseSharedDirs(text: string | undefined): string[] {
+  const dirs = (text ?? "").split(":").filter((dir) => dir !== "");
+  const relative = dirs.find((dir) => !dir.startsWith("/"));
+  if (relative) throw new ConfigError(`SANDBOX_SHARED_DIRS: ${JSON.stringify(relative)} is not an absolute path`);
+  return dirs;
 }

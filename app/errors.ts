@@ -18,6 +18,14 @@ export const ERROR_CODES = [
   "SANDBOX_DISABLED",
   "RESOURCE_OUT_OF_RANGE",
   "SETTING_OUT_OF_RANGE",
+  "NOT_SANDBOXED",
+  "CWD_OUTSIDE_MOUNTS",
+  "PATH_NOT_FOUND",
+  "WORKTREE_UNVERIFIED",
+  "VM_CAP_REACHED",
+  "RUNTIME_FAILED",
+  "VM_NOT_FOUND",
+  "UNSAFE_MOUNT",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -129,5 +137,61 @@ export class ResourceOutOfRangeError extends DomainError {
 export class SettingOutOfRangeError extends DomainError {
   constructor(message: string) {
     super(400, "SETTING_OUT_OF_RANGE", message);
+  }
+}
+
+/** Thrown when a command is sent to a session whose sandbox is off: the manager never runs it on the host. */
+export class NotSandboxedError extends DomainError {
+  constructor(id: string, reason: string) {
+    super(409, "NOT_SANDBOXED", `session ${JSON.stringify(id)} is not sandboxed (${reason}); the manager never runs commands on the host`);
+  }
+}
+
+/** Thrown when a command's working directory lies outside the session's mounts. */
+export class CwdOutsideMountsError extends DomainError {
+  constructor(cwd: string, mounts: string[]) {
+    super(400, "CWD_OUTSIDE_MOUNTS", `cwd ${JSON.stringify(cwd)} is outside the session's mounts (${mounts.join(", ")}); run the command from inside the repository`);
+  }
+}
+
+/** Thrown when a session's directory or a command's cwd does not exist on the host. */
+export class PathNotFoundError extends DomainError {
+  constructor(what: string, path: string) {
+    super(400, "PATH_NOT_FOUND", `${what} ${JSON.stringify(path)} does not exist on the host; check the path`);
+  }
+}
+
+/** Thrown when a linked worktree's back-link to its main repository does not verify. */
+export class WorktreeUnverifiedError extends DomainError {
+  constructor(top: string, detail: string) {
+    super(400, "WORKTREE_UNVERIFIED", `${top} looks like a linked git worktree, but ${detail}; the main repository is not mounted. Repair it with \`git worktree repair\``);
+  }
+}
+
+/** Thrown when the global cap of running VMs is reached and no VM may be evicted. */
+export class VmCapReachedError extends DomainError {
+  constructor(message: string) {
+    super(429, "VM_CAP_REACHED", message);
+  }
+}
+
+/** Thrown when the runtime failed or is unavailable (not the guest command's own failure). */
+export class RuntimeFailedError extends DomainError {
+  constructor(message: string) {
+    super(503, "RUNTIME_FAILED", message);
+  }
+}
+
+/** Thrown when a VM name is not one the manager knows. */
+export class VmNotFoundError extends DomainError {
+  constructor(name: string) {
+    super(404, "VM_NOT_FOUND", `no VM named ${JSON.stringify(name)}; list them with GET /api/vms`);
+  }
+}
+
+/** Thrown when a session's directory would mount too much of the host (e.g. `/`). */
+export class UnsafeMountError extends DomainError {
+  constructor(path: string) {
+    super(400, "UNSAFE_MOUNT", `refusing to mount ${JSON.stringify(path)} into a sandbox: it exposes the host; start the session inside a project directory`);
   }
 }

@@ -8,19 +8,25 @@ import { healthRoutes, type RuntimeStatus } from "./routes/health";
 import { sessionSandboxRoutes } from "./routes/session-sandbox";
 import { sessionRoutes } from "./routes/sessions";
 import { settingsRoutes } from "./routes/settings";
+import { execRoutes } from "./routes/exec";
+import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
+import type { ExecService } from "./services/exec";
+import type { Supervisor } from "./supervisor/supervisor";
 
 export const OPENAPI_JSON_PATH = "/api/openapi.json";
 
 export type AppDeps = {
   services: Services;
+  execService: ExecService;
+  supervisor: Supervisor;
   token: string;
   log: Logger;
   version: string;
   runtimeStatus: () => RuntimeStatus;
 };
 
-export function createApp({ services, token, log, version, runtimeStatus }: AppDeps) {
+export function createApp({ services, execService, supervisor, token, log, version, runtimeStatus }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -42,6 +48,8 @@ export function createApp({ services, token, log, version, runtimeStatus }: AppD
       .use(sessionRoutes(services))
       .use(sessionSandboxRoutes(services))
       .use(settingsRoutes(services))
+      .use(execRoutes(execService, supervisor))
+      .use(vmRoutes(supervisor))
   );
 }
 

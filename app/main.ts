@@ -1,38 +1,50 @@
 // The manager's entry: the only place that reads the environment, opens the database and listens.
-import { createApp } from "./index";
+import { defaultRootfsDir } from "../runtime/local/index";
+import { InvalidRuntimeSettingError } from "../runtime/select";
+import pkg from "../package.json" with { type: "json" };
 import { loadOrCreateToken } from "./auth-token";
 import { ConfigError, loadConfig } from "./config";
 import { DatabaseStartupError, databasePath, openDatabase } from "./db/open";
 import { MAX_BODY_BYTES } from "./http/json-body";
 import { createLogger } from "./log";
-import { createServices } from "./services";
+import { createManager } from "./manager";
+import { setUpRuntime } from "./runtime-setup";
 import { readHostLimits } from "./services/host-limits";
-import pkg from "../package.json" with { type: "json" };
+import { recoverVms } from "./supervisor/recovery";
 
-function start() {
+async function start() {
   const config = loadConfig(process.env);
   const log = createLogger(config.logLevel);
   const db = openDatabase(config.dataDir);
   const token = loadOrCreateToken(config.dataDir, config.apiToken);
-  const services = createServices({
+  const rootfsDir = config.rootfsDir ?? defaultRootfsDir();
+  const runtime = await setUpRuntime({ dataDir: config.dataDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent });
+  log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason });
+  const manager = createManager({
     db,
     host: readHostLimits(),
     envDefaults: { cpus: config.envCpus, memoryMib: config.envMemoryMib, execTimeoutMs: config.envExecTimeoutMs },
-  });
-  const app = createApp({
-    services,
     token,
     log,
     version: pkg.version,
-    runtimeStatus: () => ({ name: null, available: false, reason: "no runtime driver is configured yet; commands cannot run" }),
+    driver: runtime.driverConfig,
+    runtimeUnavailable: runtime.driverConfig ? undefined : runtime.status.reason,
+    image: rootfsDir,
+    sharedDirs: config.sharedDirs,
+    runtimeStatus: () => runtime.status,
   });
+  if (runtime.driver) await recoverVms(runtime.driver, manager);
+  manager.supervisor.startSweeping();
+
   // Bun's own limit sits above ours so that our handler answers with the JSON reason first.
-  const server = Bun.serve({ fetch: app.fetch, port: config.port, hostname: config.hostname, maxRequestBodySize: MAX_BODY_BYTES * 2 });
+  const server = Bun.serve({ fetch: manager.app.fetch, port: config.port, hostname: config.hostname, maxRequestBodySize: MAX_BODY_BYTES * 2 });
   log.info("manager listening", { url: server.url.href, dataDir: config.dataDir, database: databasePath(config.dataDir) });
 
   const shutdown = (signal: string) => {
     log.info("shutting down", { signal });
     server.stop(true);
+    // VMs keep running; the next start adopts them (startup recovery).
+    manager.supervisor.close();
     db.close();
     process.exit(0);
   };
@@ -41,9 +53,9 @@ function start() {
 }
 
 try {
-  start();
+  await start();
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DatabaseStartupError) {
+  if (error instanceof ConfigError || error instanceof DatabaseStartupError || error instanceof InvalidRuntimeSettingError) {
     process.stderr.write(`session-sandbox: cannot start: ${error.message}\n`);
     process.exit(78); // EX_CONFIG
   }

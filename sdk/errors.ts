@@ -43,6 +43,22 @@ export class SandboxDisabledError extends SandboxError {}
 export class ResourceOutOfRangeError extends SandboxError {}
 /** Thrown when another setting is out of its range. */
 export class SettingOutOfRangeError extends SandboxError {}
+/** Thrown when a command is sent to a session whose sandbox is off; nothing ran anywhere. */
+export class NotSandboxedError extends SandboxError {}
+/** Thrown when a command's cwd lies outside the session's mounts. */
+export class CwdOutsideMountsError extends SandboxError {}
+/** Thrown when a session directory or cwd does not exist on the host. */
+export class PathNotFoundError extends SandboxError {}
+/** Thrown when a linked worktree's back-link to its main repository does not verify. */
+export class WorktreeUnverifiedError extends SandboxError {}
+/** Thrown when the cap of running VMs is reached and none can be evicted; the message names the holders. */
+export class VmCapReachedError extends SandboxError {}
+/** Thrown when the runtime failed or is unavailable; the command did not run. */
+export class RuntimeFailedError extends SandboxError {}
+/** Thrown when a VM name is unknown. */
+export class VmNotFoundError extends SandboxError {}
+/** Thrown when a session directory would expose too much of the host (e.g. `/`). */
+export class UnsafeMountError extends SandboxError {}
 /** Thrown when the manager failed internally (a bug: it is logged there). */
 export class InternalError extends SandboxError {}
 /** Thrown when the manager could not be reached at all (down, refused, timed out). */
@@ -68,6 +84,14 @@ const CLASS_BY_CODE = {
   SANDBOX_DISABLED: SandboxDisabledError,
   RESOURCE_OUT_OF_RANGE: ResourceOutOfRangeError,
   SETTING_OUT_OF_RANGE: SettingOutOfRangeError,
+  NOT_SANDBOXED: NotSandboxedError,
+  CWD_OUTSIDE_MOUNTS: CwdOutsideMountsError,
+  PATH_NOT_FOUND: PathNotFoundError,
+  WORKTREE_UNVERIFIED: WorktreeUnverifiedError,
+  VM_CAP_REACHED: VmCapReachedError,
+  RUNTIME_FAILED: RuntimeFailedError,
+  VM_NOT_FOUND: VmNotFoundError,
+  UNSAFE_MOUNT: UnsafeMountError,
   INTERNAL: InternalError,
 } satisfies Record<ErrorCode, ErrorClass>;
 

@@ -3,8 +3,10 @@
 import { treaty } from "@elysiajs/eden";
 import type { App } from "../app/index";
 import { ManagerUnreachableError, toSdkError } from "./errors";
+import { execStream, runCollected, type ExecRequest } from "./exec";
 
 export * from "./errors";
+export type { ExecEvent, ExecRequest, RunResult } from "./exec";
 
 export type ClientOptions = {
   /** The manager's base URL, e.g. http://127.0.0.1:7878 */
@@ -60,6 +62,16 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       get: (id: string) => unwrap(() => api["session-sandbox"]({ id }).get(), url),
       set: (id: string, change: { sandboxed?: boolean; resources?: { cpus?: number; memoryMib?: number } | null }) =>
         unwrap(() => api["session-sandbox"]({ id }).put(change), url),
+    },
+    /** Streams a command's events (started, stdout/stderr bytes, exit). Abort `signal` to cancel it in the VM. */
+    exec: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => execStream({ url, token, fetcher }, sessionId, request, signal),
+    /** Runs a command and collects its output. */
+    run: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => runCollected(execStream({ url, token, fetcher }, sessionId, request, signal)),
+    vms: {
+      list: () => unwrap(() => api.vms.get(), url),
+      remove: (name: string) => unwrap(() => api.vms({ name }).delete(), url),
+      /** Runs the idle sweep now; `idleForMs` overrides the idle threshold (0 removes every idle VM). */
+      sweep: (idleForMs?: number) => unwrap(() => api.vms.sweep.post({ idleForMs }), url),
     },
     settings: {
       get: () => unwrap(() => api.settings.sandbox.get(), url),

@@ -75,10 +75,13 @@ const ROUTES: [string, string][] = [
   ["GET", "/api/settings/sandbox"],
   ["PATCH", "/api/settings/sandbox"],
   ["POST", "/api/session-sandbox/{id}"],
+  ["POST", "/api/sessions/{id}/exec"],
+  ["GET", "/api/vms"],
+  ["DELETE", "/api/vms/{id}"],
   ["GET", "/api/nowhere"],
 ];
 
-const FIELDS = ["id", "parentID", "forkOf", "directory", "sandboxed", "resources", "cpus", "memoryMib", "enabled", "defaultForNewSessions", "idleStopMinutes", "maxRunningVms", "execTimeoutMs", "extra"];
+const FIELDS = ["command", "cwd", "env", "timeoutMs", "callID", "id", "parentID", "forkOf", "directory", "sandboxed", "resources", "cpus", "memoryMib", "enabled", "defaultForNewSessions", "idleStopMinutes", "maxRunningVms", "execTimeoutMs", "extra"];
 
 const anyValue = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),

@@ -2,10 +2,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp } from "../app/index";
 import { openDatabase } from "../app/db/open";
 import { createLogger } from "../app/log";
-import { createServices } from "../app/services";
+import { createManager } from "../app/manager";
 import type { HostLimits } from "../app/services/host-limits";
 import type { EnvDefaults } from "../app/services/settings";
 import { createClient } from "../sdk/index";
@@ -17,20 +16,38 @@ export function makeTempDir(prefix = "ss-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export type TestAppOptions = { host?: HostLimits; envDefaults?: EnvDefaults; now?: () => number; dataDir?: string };
+export type TestAppOptions = {
+  host?: HostLimits;
+  envDefaults?: EnvDefaults;
+  now?: () => number;
+  dataDir?: string;
+  /** The real local runtime: its state dir, cgroup parent and rootfs. Without it no VM is ever booted. */
+  runtime?: { stateDir: string; cgroupParent: string; image: string };
+  sharedDirs?: string[];
+};
 
 export function makeTestApp(options: TestAppOptions = {}) {
   const dataDir = options.dataDir ?? makeTempDir();
   const db = openDatabase(dataDir);
   const logLines: string[] = [];
   const log = createLogger("debug", (line) => logLines.push(line));
-  const services = createServices({ db, host: options.host ?? TEST_HOST, envDefaults: options.envDefaults ?? {}, now: options.now });
-  const app = createApp({
-    services,
+  const runtime = options.runtime;
+  const { app, services, supervisor } = createManager({
+    db,
+    host: options.host ?? TEST_HOST,
+    envDefaults: options.envDefaults ?? {},
+    now: options.now,
     token: TEST_TOKEN,
     log,
     version: "test",
-    runtimeStatus: () => ({ name: null, available: false, reason: "tests run without a runtime" }),
+    driver: runtime && { kind: "local", stateDir: runtime.stateDir, rootfsDir: runtime.image, cgroupParent: runtime.cgroupParent },
+    runtimeUnavailable: runtime ? undefined : "this test runs without a runtime",
+    image: runtime?.image ?? "/nonexistent-rootfs",
+    sharedDirs: options.sharedDirs ?? [],
+    runtimeStatus: () =>
+      runtime
+        ? { name: "local", available: true, version: "test", reason: "test runtime", notUsed: {} }
+        : { name: null, available: false, version: null, reason: "tests run without a runtime", notUsed: {} },
   });
   const fetcher = ((input: string | URL | Request, init?: RequestInit) => app.handle(new Request(input as string, init))) as typeof fetch;
   const client = createClient({ url: "http://localhost", token: TEST_TOKEN, fetcher });
@@ -42,10 +59,11 @@ export function makeTestApp(options: TestAppOptions = {}) {
     return app.handle(new Request(`http://localhost${path}`, { method, body: init.body, headers }));
   };
   const cleanup = () => {
+    supervisor.close();
     db.close();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
-  return { app, db, services, client, request, logLines, dataDir, cleanup };
+  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup };
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>;

@@ -115,8 +115,40 @@ export const Health = t.Object({
   runtime: t.Object({
     name: t.Nullable(t.String()),
     available: t.Boolean(),
-    reason: t.String({ description: "Why no runtime is in use, or which one is" }),
+    version: t.Nullable(t.String()),
+    reason: t.String({ description: "Why this runtime is in use, or why none is" }),
+    notUsed: t.Record(t.String(), t.String(), { description: "For each runtime not in use, why not" }),
   }),
   host: Resources,
 });
 export type Health = Static<typeof Health>;
+
+export const ExecBody = t.Object(
+  {
+    command: t.String({ minLength: 1, maxLength: 256 * 1024, pattern: "^[^\\u0000]*$", description: "Run as `sh -c <command>` in the VM, byte for byte (no NUL: argv cannot carry one)" }),
+    cwd: t.String({ minLength: 1, maxLength: 4096, pattern: "^/[^\\u0000]*$", description: "Absolute; must lie inside the session's mounts" }),
+    env: t.Optional(
+      t.Record(t.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 256 }), t.String({ maxLength: 64 * 1024, pattern: "^[^\\u0000]*$" }), {
+        additionalProperties: false,
+      }),
+    ),
+    timeoutMs: t.Optional(Type.Integer({ description: "Defaults to the execTimeoutMs setting; 1 to 86400000" })),
+    callID: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
+export type ExecBody = Static<typeof ExecBody>;
+
+export const VmParams = t.Object({ name: t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" }) });
+
+export const Vm = t.Object({
+  name: t.String(),
+  rootSessionID: t.Nullable(t.String()),
+  status: t.UnionEnum(["absent", "booting", "running", "stopping", "stopped", "removing"]),
+  spec: t.Nullable(t.Object({ cpus: Type.Integer(), memoryMib: Type.Integer(), tmpSizeMib: Type.Integer(), mounts: t.Array(t.String()), image: t.String() })),
+  createdAt: t.Nullable(Type.Integer()),
+  lastUsedAt: Type.Integer(),
+  runningExecs: Type.Integer(),
+  lastStopReason: t.Nullable(t.String()),
+});
+export type Vm = Static<typeof Vm>;

@@ -3,7 +3,14 @@ import { Elysia } from "elysia";
 import { Health } from "../http/schemas";
 import type { HostLimits } from "../services/host-limits";
 
-export type RuntimeStatus = { name: string | null; available: boolean; reason: string };
+export type RuntimeStatus = {
+  name: string | null;
+  available: boolean;
+  version: string | null;
+  reason: string;
+  /** For each runtime not in use, why not. */
+  notUsed: Record<string, string>;
+};
 
 export function healthRoutes(version: string, host: HostLimits, runtimeStatus: () => RuntimeStatus) {
   return new Elysia().get("/api/health", () => ({ status: "ok" as const, version, runtime: runtimeStatus(), host }), {

@@ -3,6 +3,7 @@ import type { Database } from "bun:sqlite";
 import { createSessionsRepo } from "../db/sessions-repo";
 import { createSettingsRepo } from "../db/settings-repo";
 import type { HostLimits } from "./host-limits";
+import type { Notify } from "./lifecycle-events";
 import { createSessionSandboxService } from "./session-sandbox";
 import { createSessionsService } from "./sessions";
 import { createSettingsService, type EnvDefaults } from "./settings";
@@ -12,13 +13,15 @@ export type ServiceDeps = {
   host: HostLimits;
   envDefaults: EnvDefaults;
   now?: () => number;
+  /** Told about deletions, toggles and settings that affect VMs (the supervisor listens). */
+  notify?: Notify;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
-  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults);
-  const sessions = createSessionsService(sessionsRepo, settings, now);
-  const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now);
+  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify);
+  const sessions = createSessionsService(sessionsRepo, settings, now, notify);
+  const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now, notify);
   return { host, settings, sessions, sessionSandbox };
 }
 

@@ -2,6 +2,7 @@
 import type { ModeSource, SessionsRepo } from "../db/sessions-repo";
 import { ChildSessionLockedError, SandboxDisabledError } from "../errors";
 import type { HostLimits } from "./host-limits";
+import type { Notify } from "./lifecycle-events";
 import type { SessionsService } from "./sessions";
 import { checkResources, type SettingsService } from "./settings";
 import { vmNameFor } from "./vm-name";
@@ -32,6 +33,7 @@ export function createSessionSandboxService(
   settings: SettingsService,
   host: HostLimits,
   now: () => number,
+  notify: Notify = () => undefined,
 ) {
   function get(id: string): SessionSandboxView {
     const session = sessions.require(id);
@@ -72,6 +74,8 @@ export function createSessionSandboxService(
       cpusOverride: resources === null ? null : (resources?.cpus ?? session.cpusOverride),
       memoryMibOverride: resources === null ? null : (resources?.memoryMib ?? session.memoryMibOverride),
     });
+    // The VM goes in the background: the toggle answers at once.
+    if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionId: id });
     return get(id);
   }
 

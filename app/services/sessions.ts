@@ -7,6 +7,7 @@ import {
   SessionNotFoundError,
   SessionTooDeepError,
 } from "../errors";
+import type { Notify } from "./lifecycle-events";
 import type { SettingsService } from "./settings";
 
 /** How many levels of children below a root the manager accepts. OpenCode nests subagents a few deep. */
@@ -23,7 +24,7 @@ export type SessionView = {
   createdAt: number;
 };
 
-export function createSessionsService(repo: SessionsRepo, settings: SettingsService, now: () => number) {
+export function createSessionsService(repo: SessionsRepo, settings: SettingsService, now: () => number, notify: Notify = () => undefined) {
   function require(id: string): SessionRow {
     const row = repo.get(id);
     if (!row) throw new SessionNotFoundError(id);
@@ -128,7 +129,9 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
     /** Deletes the session with all its descendants; returns the deleted ids. */
     delete(id: string): string[] {
       require(id);
-      return repo.deleteTree(id);
+      const deleted = repo.deleteTree(id);
+      notify({ type: "sessions-deleted", sessionIds: deleted });
+      return deleted;
     },
   };
 }

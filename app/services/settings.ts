@@ -3,6 +3,7 @@
 import type { SettingsRepo } from "../db/settings-repo";
 import { ResourceOutOfRangeError, SettingOutOfRangeError } from "../errors";
 import type { HostLimits } from "./host-limits";
+import type { Notify } from "./lifecycle-events";
 
 export type SandboxSettings = {
   enabled: boolean;
@@ -46,7 +47,7 @@ export function checkResources(resources: { cpus?: number | null; memoryMib?: nu
   }
 }
 
-export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults) {
+export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, notify: Notify = () => undefined) {
   checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
   const defaults: SandboxSettings = {
     enabled: true,
@@ -75,8 +76,12 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
         throw new SettingOutOfRangeError(`${key} ${value} is out of range: it must be between ${range.min} and ${range.max} ${range.unit}`);
       }
     }
+    const before = get();
     repo.write(changes);
-    return get();
+    const after = get();
+    if (before.enabled && !after.enabled) notify({ type: "sandboxing-disabled" });
+    if (after.maxRunningVms !== before.maxRunningVms) notify({ type: "cap-changed" });
+    return after;
   }
 
   return { get, patch, defaults: () => ({ ...defaults }) };

@@ -1,0 +1,60 @@
+// Assembles the whole manager from its dependencies: services, supervisor, exec service and the HTTP
+// app. main.ts feeds it the environment; tests feed it temp dirs.
+import type { Database } from "bun:sqlite";
+import type { DriverConfig } from "../workers/protocol";
+import { createApp } from "./index";
+import type { Logger } from "./log";
+import type { RuntimeStatus } from "./routes/health";
+import { createServices } from "./services";
+import { createExecService } from "./services/exec";
+import type { HostLimits } from "./services/host-limits";
+import type { LifecycleEvent } from "./services/lifecycle-events";
+import type { EnvDefaults } from "./services/settings";
+import { createSupervisor, type Supervisor } from "./supervisor/supervisor";
+
+export type ManagerDeps = {
+  db: Database;
+  host: HostLimits;
+  envDefaults: EnvDefaults;
+  token: string;
+  log: Logger;
+  version: string;
+  /** The chosen runtime; undefined when none is usable (commands are then refused with the reason). */
+  driver: DriverConfig | undefined;
+  runtimeUnavailable?: string;
+  image: string;
+  sharedDirs: string[];
+  runtimeStatus: () => RuntimeStatus;
+  now?: () => number;
+};
+
+/** Maps what happened to sessions onto VM removals. Removals run in the background. */
+function onLifecycle(supervisor: Supervisor, event: LifecycleEvent): void {
+  switch (event.type) {
+    case "sessions-deleted":
+      return supervisor.removeInBackground(supervisor.namesForRoots(new Set(event.sessionIds)), "deleted");
+    case "toggled-off":
+      return supervisor.removeInBackground(supervisor.namesForRoots(new Set([event.rootSessionId])), "toggle-off");
+    case "sandboxing-disabled":
+      return supervisor.removeInBackground(supervisor.allNames(), "disabled");
+    case "cap-changed":
+      return void supervisor.enforceCap();
+  }
+}
+
+export function createManager(deps: ManagerDeps) {
+  let supervisor: Supervisor | undefined;
+  const services = createServices({
+    db: deps.db,
+    host: deps.host,
+    envDefaults: deps.envDefaults,
+    now: deps.now,
+    notify: (event) => supervisor && onLifecycle(supervisor, event),
+  });
+  supervisor = createSupervisor({ driver: deps.driver, limits: () => services.settings.get(), now: deps.now, log: deps.log });
+  const execService = createExecService({ ...services, image: deps.image, sharedDirs: deps.sharedDirs, runtimeUnavailable: deps.runtimeUnavailable });
+  const app = createApp({ services, execService, supervisor, token: deps.token, log: deps.log, version: deps.version, runtimeStatus: deps.runtimeStatus });
+  return { app, services, supervisor, execService };
+}
+
+export type Manager = ReturnType<typeof createManager>;

@@ -1,0 +1,84 @@
+// POST /api/sessions/:id/exec: runs a command in the session's VM and streams NDJSON events:
+// {"type":"started"} · {"type":"stdout"|"stderr","data":"<base64>"} · {"type":"exit",...} | {"type":"error",...}.
+// Refusals before the command starts (not sandboxed, bad cwd, cap, runtime down) are ordinary 4xx/5xx JSON.
+import { Elysia, t } from "elysia";
+import { DomainError } from "../errors";
+import { parseJsonObject } from "../http/json-body";
+import { ErrorBody, ExecBody, SessionParams } from "../http/schemas";
+import type { ExecService } from "../services/exec";
+import type { Supervisor } from "../supervisor/supervisor";
+
+export type ExecStreamEvent =
+  | { type: "started"; vmName: string; callID: string | null }
+  | { type: "stdout" | "stderr"; data: string }
+  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
+  | { type: "error"; code: string; message: string };
+
+const encoder = new TextEncoder();
+
+export function execRoutes(execService: ExecService, supervisor: Supervisor) {
+  return new Elysia().post(
+    "/api/sessions/:id/exec",
+    async ({ params, body, request, server }) => {
+      const prepared = execService.prepare(params.id, body);
+      // A quiet command must not be cut by the server's idle timeout; the exec has its own.
+      server?.timeout(request, 0);
+      const cancel = new AbortController();
+      request.signal.addEventListener("abort", () => cancel.abort(), { once: true });
+      let closed = false;
+      let output!: ReadableStreamDefaultController<Uint8Array>;
+      const stream = new ReadableStream<Uint8Array>({
+        start: (controller) => void (output = controller),
+        cancel: () => {
+          closed = true;
+          cancel.abort(); // the client went away: kill the command in the VM
+        },
+      });
+      const write = (event: ExecStreamEvent) => {
+        if (closed) return;
+        output.enqueue(encoder.encode(JSON.stringify(event) + "\n"));
+      };
+      const started = Promise.withResolvers<"started">();
+      const outcome = supervisor
+        .exec({
+          ...prepared,
+          signal: cancel.signal,
+          onStarted: () => started.resolve("started"),
+          onChunk: (name, data) => write({ type: name, data: Buffer.from(data).toString("base64") }),
+        })
+        .then((result) => ({ ok: true as const, result }), (error: unknown) => ({ ok: false as const, error }));
+
+      const first = await Promise.race([started.promise, outcome]);
+      if (first !== "started" && !first.ok) throw first.error; // nothing ran: an ordinary error response
+      write({ type: "started", vmName: prepared.spec.name, callID: body.callID ?? null });
+      void outcome.then((settled) => {
+        if (settled.ok) write({ type: "exit", ...settled.result });
+        else {
+          const error = settled.error;
+          write(error instanceof DomainError ? { type: "error", code: error.errorCode, message: error.message } : { type: "error", code: "INTERNAL", message: String(error) });
+        }
+        if (!closed) output.close();
+        closed = true;
+      });
+      return new Response(stream, { headers: { "content-type": "application/x-ndjson", "cache-control": "no-store" } });
+    },
+    {
+      params: SessionParams,
+      parse: parseJsonObject,
+      body: ExecBody,
+      response: {
+        200: t.String({ description: "NDJSON stream of ExecStreamEvent" }),
+        400: ErrorBody,
+        401: ErrorBody,
+        404: ErrorBody,
+        409: ErrorBody,
+        413: ErrorBody,
+        415: ErrorBody,
+        422: ErrorBody,
+        429: ErrorBody,
+        503: ErrorBody,
+      },
+      detail: { summary: "Run `sh -c <command>` in the session's VM; streams NDJSON (started, stdout/stderr base64 chunks, exit or error)" },
+    },
+  );
+}

@@ -1,0 +1,44 @@
+// /api/vms: what VMs the supervisor knows, and removing one by name.
+import { Elysia, t } from "elysia";
+import { Type } from "@sinclair/typebox";
+import { parseJsonObject } from "../http/json-body";
+import { ErrorBody, Vm, VmParams } from "../http/schemas";
+import type { Supervisor } from "../supervisor/supervisor";
+
+export function vmRoutes(supervisor: Supervisor) {
+  return new Elysia({ prefix: "/api/vms" })
+    .get(
+      "",
+      () => ({
+        vms: supervisor.list().map((r) => ({
+          name: r.vmName,
+          rootSessionID: r.rootSessionId,
+          status: r.status,
+          spec: r.spec && { cpus: r.spec.cpus, memoryMib: r.spec.memoryMib, tmpSizeMib: r.spec.tmpSizeMib, mounts: r.spec.mounts.map((m) => m.hostPath), image: r.spec.image },
+          createdAt: r.createdAt,
+          lastUsedAt: r.lastUsedAt,
+          runningExecs: r.activeExecs,
+          lastStopReason: r.lastStopReason,
+        })),
+      }),
+      { response: { 200: t.Object({ vms: t.Array(Vm) }), 401: ErrorBody }, detail: { summary: "Every VM the manager knows, with status, spec and use times" } },
+    )
+    .post("/sweep", async ({ body }) => ({ removed: await supervisor.sweep(body.idleForMs) }), {
+      parse: parseJsonObject,
+      body: t.Object({ idleForMs: t.Optional(Type.Integer({ minimum: 0, description: "Default: max(idleStopMinutes, execTimeoutMs)" })) }, { additionalProperties: false }),
+      response: { 200: t.Object({ removed: t.Array(t.String()) }), 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody },
+      detail: { summary: "Run the idle sweep now: remove every VM (and its volume) unused for idleForMs" },
+    })
+    .delete(
+      "/:name",
+      async ({ params }) => {
+        await supervisor.removeByName(params.name);
+        return { removed: params.name };
+      },
+      {
+        params: VmParams,
+        response: { 200: t.Object({ removed: t.String() }), 401: ErrorBody, 404: ErrorBody, 422: ErrorBody, 503: ErrorBody },
+        detail: { summary: "Remove a VM and its data volume (its running commands are cancelled)" },
+      },
+    );
+}

@@ -1,0 +1,75 @@
+// Turns an exec request into what the supervisor runs: the session's root, its VM spec, and the command
+// as one argument to `sh -c`, byte for byte. Refuses (4xx) before anything runs anywhere.
+import type { VmSpec } from "../../runtime/driver";
+import type { ExecCommand } from "../../workers/protocol";
+import { NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
+import { MANAGED_LABEL, ROOT_LABEL } from "../supervisor/vm-records";
+import { checkCwd, resolveSessionMounts } from "./mounts";
+import type { SessionSandboxService } from "./session-sandbox";
+import type { SessionsService } from "./sessions";
+import type { SettingsService } from "./settings";
+
+export type ExecBody = { command: string; cwd: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
+
+export type PreparedExec = { rootSessionId: string; spec: VmSpec; command: ExecCommand };
+
+export const GUEST_HOME = "/home/agent";
+const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+export const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/** The design's /tmp size: min(512, max(1, floor(memoryMib / 4))) MiB. */
+export function tmpSizeMibFor(memoryMib: number): number {
+  return Math.min(512, Math.max(1, Math.floor(memoryMib / 4)));
+}
+
+export type ExecServiceDeps = {
+  sessions: SessionsService;
+  sessionSandbox: SessionSandboxService;
+  settings: SettingsService;
+  /** The root filesystem (local) or image (msb) every VM boots. */
+  image: string;
+  /** Shared OpenCode directories mounted into every VM (tool output, skills, agent tmp). */
+  sharedDirs: string[];
+  /** Set when no runtime is usable: every command is refused with this reason. */
+  runtimeUnavailable?: string;
+};
+
+export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable }: ExecServiceDeps) {
+  function prepare(sessionId: string, body: ExecBody): PreparedExec {
+    const view = sessionSandbox.get(sessionId);
+    if (!view.sandboxed) {
+      throw new NotSandboxedError(sessionId, view.serverEnabled ? "its sandbox mode is off" : "sandboxing is disabled server-wide");
+    }
+    const root = sessions.require(view.rootSessionID);
+    const mounts = resolveSessionMounts(root.directory, sharedDirs);
+    const cwd = checkCwd(body.cwd, mounts);
+    if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);
+    const { execTimeoutMs } = settings.get();
+    const timeoutMs = body.timeoutMs ?? execTimeoutMs;
+    if (timeoutMs < 1 || timeoutMs > MAX_EXEC_TIMEOUT_MS) {
+      throw new SettingOutOfRangeError(`timeoutMs ${timeoutMs} is out of range: it must be between 1 and ${MAX_EXEC_TIMEOUT_MS} ms`);
+    }
+    const { cpus, memoryMib } = view.resources.effective;
+    const spec: VmSpec = {
+      name: view.vmName,
+      image,
+      cpus,
+      memoryMib,
+      mounts: mounts.all.map((hostPath) => ({ hostPath })),
+      tmpSizeMib: tmpSizeMibFor(memoryMib),
+      volume: { name: view.vmName },
+      labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
+      network: { mode: "none" },
+    };
+    return {
+      rootSessionId: view.rootSessionID,
+      spec,
+      // Never rewritten: the agent's command is the one argument after `-c`.
+      command: { argv: ["sh", "-c", body.command], cwd, env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...body.env }, timeoutMs },
+    };
+  }
+
+  return { prepare };
+}
+
+export type ExecService = ReturnType<typeof createExecService>;

@@ -1,0 +1,212 @@
+// The supervisor (main thread): the global cap of running VMs with least-recently-used eviction, the
+// idle sweep, removals, and the route from an exec request to the session's actor.
+import type { VmInfo, VmSpec } from "../../runtime/driver";
+import { ActorCallError } from "../../workers/actor-handle";
+import { createActorRegistry } from "../../workers/actor-registry";
+import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
+import { RuntimeFailedError, VmCapReachedError, VmNotFoundError } from "../errors";
+import type { Logger } from "../log";
+import { holdsSlot, newRecord, ROOT_LABEL, type VmRecord } from "./vm-records";
+
+export const SWEEP_INTERVAL_MS = 60_000;
+
+export type SupervisorLimits = { maxRunningVms: number; execTimeoutMs: number; idleStopMinutes: number };
+
+export type SupervisorDeps = {
+  /** Undefined when no runtime is usable: the supervisor then has nothing to drive. */
+  driver: DriverConfig | undefined;
+  limits: () => SupervisorLimits;
+  now?: () => number;
+  log: Logger;
+};
+
+export type ExecInput = {
+  rootSessionId: string;
+  spec: VmSpec;
+  command: ExecCommand;
+  signal?: AbortSignal;
+  onStarted(): void;
+  onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+};
+
+export function createSupervisor({ driver, limits, now = Date.now, log }: SupervisorDeps) {
+  const records = new Map<string, VmRecord>();
+  const bootTime = now();
+  const registry = createActorRegistry(driver, {
+    state: onActorState,
+    crashed: (vmName) => log.warn("session actor crashed; a new one rediscovers its VM", { vmName }),
+  });
+  let sweepTimer: ReturnType<typeof setInterval> | undefined;
+
+  function onActorState(state: ActorState): void {
+    let record = records.get(state.vmName);
+    if (!record) {
+      if (state.status === "absent") return;
+      record = newRecord(state.vmName, state.spec?.labels[ROOT_LABEL] ?? null, now());
+      records.set(state.vmName, record);
+    }
+    record.status = state.status;
+    record.spec = state.spec;
+    record.createdAt = state.createdAt;
+    record.lastStopReason = state.lastStopReason;
+    if (state.spec) record.rootSessionId = state.spec.labels[ROOT_LABEL] ?? record.rootSessionId;
+    // A removed VM with nothing waiting for it is forgotten: memory tracks live VMs only.
+    if (state.status === "absent" && record.activeExecs === 0) records.delete(state.vmName);
+  }
+
+  const holders = () => [...records.values()].filter(holdsSlot);
+
+  function pickVictim(requester: VmRecord): VmRecord | undefined {
+    const { execTimeoutMs } = limits();
+    return holders()
+      .filter((r) => r !== requester && !r.evicting && r.activeExecs === 0 && r.status === "running" && now() - r.lastUsedAt >= execTimeoutMs)
+      .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+  }
+
+  function capMessage(cap: number): string {
+    const held = holders()
+      .map((r) => `${r.vmName} (session ${r.rootSessionId ?? "?"}, ${r.activeExecs} command(s) running, idle ${Math.round((now() - r.lastUsedAt) / 1000)} s)`)
+      .join(", ");
+    return (
+      `the limit of ${cap} running VMs (maxRunningVms) is reached, held by: ${held}. None has been idle for the exec timeout ` +
+      `(${limits().execTimeoutMs} ms), so none can be evicted. Retry when one finishes, or raise maxRunningVms with PATCH /api/settings/sandbox`
+    );
+  }
+
+  /** Takes a place under the cap for `record`, evicting the least recently used idle VM if needed. */
+  async function admit(record: VmRecord): Promise<void> {
+    record.lastUsedAt = now();
+    while (!holdsSlot(record) && holders().length >= limits().maxRunningVms) {
+      const victim = pickVictim(record);
+      if (!victim) throw new VmCapReachedError(capMessage(limits().maxRunningVms));
+      victim.evicting = true;
+      try {
+        await registry.get(victim.vmName).stop("cap", true);
+        log.info("evicted VM to make room", { vmName: victim.vmName, for: record.vmName });
+      } catch (error) {
+        log.warn("eviction failed; trying another VM", { vmName: victim.vmName, error: String(error) });
+        victim.lastUsedAt = now(); // busy after all: not a candidate again right away
+      } finally {
+        victim.evicting = false;
+      }
+    }
+    record.activeExecs += 1; // synchronous with the check above: no other admission can interleave
+  }
+
+  function toDomainError(error: unknown): Error {
+    if (error instanceof ActorCallError) return new RuntimeFailedError(error.message);
+    return error as Error;
+  }
+
+  async function exec(input: ExecInput): Promise<ExecOutcome> {
+    const vmName = input.spec.name;
+    const record = records.get(vmName) ?? newRecord(vmName, input.rootSessionId, now());
+    records.set(vmName, record);
+    record.adopted = false;
+    await admit(record);
+    try {
+      const handle = registry.get(vmName);
+      const { execId, done } = handle.exec(input.spec, input.command, { onStarted: input.onStarted, onChunk: input.onChunk });
+      const cancel = () => void handle.cancel(execId).catch(() => undefined);
+      input.signal?.addEventListener("abort", cancel, { once: true });
+      try {
+        return await done;
+      } finally {
+        input.signal?.removeEventListener("abort", cancel);
+      }
+    } catch (error) {
+      throw toDomainError(error);
+    } finally {
+      record.activeExecs -= 1;
+      record.lastUsedAt = now();
+      if (record.status === "absent" && record.activeExecs === 0) records.delete(vmName);
+    }
+  }
+
+  /** Removes a VM and its volume (the actor cancels its running commands first). */
+  async function remove(vmName: string, reason: StopReason): Promise<void> {
+    try {
+      await registry.get(vmName).remove(reason);
+      log.info("removed VM", { vmName, reason });
+    } catch (error) {
+      throw toDomainError(error);
+    }
+  }
+
+  /** Starts removals without waiting: toggle-off and delete answer at once. Failures are logged. */
+  function removeInBackground(vmNames: string[], reason: StopReason): void {
+    for (const vmName of vmNames) void remove(vmName, reason).catch((error) => log.error("background removal failed", { vmName, reason, error: String(error) }));
+  }
+
+  /**
+   * Removes every VM unused for max(idleStopMinutes, execTimeoutMs), or for `idleForMs` when given (an
+   * operator's prune). Returns the names removed.
+   */
+  async function sweep(idleForMs = Math.max(limits().idleStopMinutes * 60_000, limits().execTimeoutMs)): Promise<string[]> {
+    const due = [...records.values()].filter((r) => r.activeExecs === 0 && now() - r.lastUsedAt >= idleForMs);
+    const removed: string[] = [];
+    for (const record of due) {
+      try {
+        await remove(record.vmName, record.adopted ? "sweep" : "idle");
+        removed.push(record.vmName);
+      } catch (error) {
+        log.error("sweep could not remove a VM", { vmName: record.vmName, error: String(error) });
+      }
+    }
+    return removed;
+  }
+
+  /** Brings the running count down to the cap (after the cap was lowered, or at startup): idle VMs first. */
+  async function enforceCap(): Promise<void> {
+    const excess = holders().length - limits().maxRunningVms;
+    const idle = holders().filter((r) => r.activeExecs === 0 && r.status === "running").sort((a, b) => a.lastUsedAt - b.lastUsedAt);
+    for (const record of idle.slice(0, Math.max(0, excess))) {
+      await registry.get(record.vmName).stop("cap", true).catch((error) => log.warn("could not stop a VM over the cap", { vmName: record.vmName, error: String(error) }));
+    }
+  }
+
+  /**
+   * Startup recovery: adopt the VMs the runtime lists whose root session is still sandboxed, remove the
+   * rest. Adopted VMs count as last used at manager boot, so the sweep measures leftovers from then.
+   */
+  async function recover(found: VmInfo[], keep: (rootSessionId: string | null) => StopReason | "keep"): Promise<void> {
+    for (const info of found) {
+      const rootSessionId = info.spec.labels[ROOT_LABEL] ?? null;
+      const verdict = keep(rootSessionId);
+      if (verdict === "keep") {
+        const record = { ...newRecord(info.name, rootSessionId, bootTime), status: info.status, spec: info.spec, createdAt: info.createdAt, adopted: true };
+        records.set(info.name, record);
+        continue;
+      }
+      await remove(info.name, verdict).catch((error) => log.error("recovery could not remove a VM", { vmName: info.name, error: String(error) }));
+    }
+    await enforceCap();
+  }
+
+  return {
+    exec,
+    remove,
+    removeInBackground,
+    sweep,
+    enforceCap,
+    recover,
+    /** Removes a VM by name on request; unknown names are a 404. */
+    async removeByName(vmName: string): Promise<void> {
+      if (!records.has(vmName)) throw new VmNotFoundError(vmName);
+      await remove(vmName, "manual");
+    },
+    list: (): VmRecord[] => [...records.values()].map((r) => ({ ...r })),
+    namesForRoots: (rootIds: Set<string>) => [...records.values()].filter((r) => r.rootSessionId && rootIds.has(r.rootSessionId)).map((r) => r.vmName),
+    allNames: () => [...records.keys()],
+    liveActors: () => registry.liveActors(),
+    startSweeping(intervalMs = SWEEP_INTERVAL_MS): void {
+      sweepTimer ??= setInterval(() => void sweep(), intervalMs);
+    },
+    close(): void {
+      if (sweepTimer) clearInterval(sweepTimer);
+      registry.closeAll();
+    },
+  };
+}
+
+export type Supervisor = ReturnType<typeof createSupervisor>;

@@ -1,0 +1,43 @@
+// The supervisor's view of every VM it knows: status from its actor, use times from the main thread.
+import type { VmSpec } from "../../runtime/driver";
+import type { StopReason, VmStatus } from "../../workers/protocol";
+
+export const ROOT_LABEL = "session-sandbox.root";
+export const MANAGED_LABEL = "session-sandbox";
+
+export type VmRecord = {
+  vmName: string;
+  rootSessionId: string | null;
+  status: VmStatus;
+  spec: VmSpec | null;
+  createdAt: number | null;
+  lastUsedAt: number;
+  /** Commands admitted and not yet finished (queued behind a boot, or running). */
+  activeExecs: number;
+  lastStopReason: StopReason | null;
+  /** Found at startup and not used since: the sweep removes it with reason "sweep". */
+  adopted: boolean;
+  evicting: boolean;
+};
+
+const HOLDING: ReadonlySet<VmStatus> = new Set(["booting", "running", "stopping"]);
+
+/** Whether a VM takes one of the cap's places: it runs (or is on its way up or down), or a command waits for it. */
+export function holdsSlot(record: VmRecord): boolean {
+  return record.activeExecs > 0 || HOLDING.has(record.status);
+}
+
+export function newRecord(vmName: string, rootSessionId: string | null, now: number): VmRecord {
+  return {
+    vmName,
+    rootSessionId,
+    status: "absent",
+    spec: null,
+    createdAt: null,
+    lastUsedAt: now,
+    activeExecs: 0,
+    lastStopReason: null,
+    adopted: false,
+    evicting: false,
+  };
+}

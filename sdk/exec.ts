@@ -1,0 +1,80 @@
+// Running commands through the manager: an async iterator over the NDJSON exec stream, and run() which
+// collects it. Uses fetch directly: the stream is long-lived and must not carry the API call timeout.
+import { ManagerUnreachableError, SandboxError, toSdkError, UnexpectedResponseError } from "./errors";
+
+export type ExecRequest = { command: string; cwd: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
+
+export type ExecEvent =
+  | { type: "started"; vmName: string; callID: string | null }
+  | { type: "stdout"; data: Uint8Array }
+  | { type: "stderr"; data: Uint8Array }
+  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean };
+
+export type RunResult = { exitCode: number; stdout: string; stderr: string; timedOut: boolean; cancelled: boolean; vmName: string };
+
+type WireEvent =
+  | { type: "started"; vmName: string; callID: string | null }
+  | { type: "stdout"; data: string }
+  | { type: "stderr"; data: string }
+  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
+  | { type: "error"; code: string; message: string };
+
+/** Yields the exec's events; throws a typed error for a refusal or a runtime failure. Abort `signal` to cancel the command in the VM. */
+export async function* execStream(
+  base: { url: string; token: string; fetcher?: typeof fetch },
+  sessionId: string,
+  request: ExecRequest,
+  signal?: AbortSignal,
+): AsyncGenerator<ExecEvent> {
+  const doFetch = base.fetcher ?? fetch;
+  let response: Response;
+  try {
+    response = await doFetch(`${base.url}/api/sessions/${encodeURIComponent(sessionId)}/exec`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${base.token}`, "content-type": "application/json" },
+      body: JSON.stringify(request),
+      signal,
+    });
+  } catch (error) {
+    throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${base.url}: ${(error as Error).message}`);
+  }
+  if (!response.ok) throw toSdkError(response.status, await response.json().catch(() => response.statusText));
+  if (!response.body) throw new UnexpectedResponseError(response.status, "UNEXPECTED_RESPONSE", "the exec answer had no body");
+  let buffered = "";
+  let ended = false;
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of response.body) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let newline: number;
+      while ((newline = buffered.indexOf("\n")) >= 0) {
+        const event = JSON.parse(buffered.slice(0, newline)) as WireEvent;
+        buffered = buffered.slice(newline + 1);
+        if (event.type === "error") throw toSdkError(503, { code: event.code, message: event.message });
+        if (event.type === "stdout" || event.type === "stderr") {
+          yield { type: event.type, data: Uint8Array.from(Buffer.from(event.data, "base64")) } as ExecEvent;
+        } else yield event;
+        if (event.type === "exit") ended = true;
+      }
+    }
+  } catch (error) {
+    if (error instanceof SandboxError) throw error;
+    throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the exec stream from ${base.url} broke: ${(error as Error).message}`);
+  }
+  // A stream that stops without an exit line means the manager went away mid-command.
+  if (!ended) throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the exec stream from ${base.url} ended before the command's exit status`);
+}
+
+/** Runs a command to completion and collects its output as text. */
+export async function runCollected(events: AsyncGenerator<ExecEvent>): Promise<RunResult> {
+  const out: Uint8Array[] = [];
+  const err: Uint8Array[] = [];
+  let vmName = "";
+  for await (const event of events) {
+    if (event.type === "started") vmName = event.vmName;
+    else if (event.type === "stdout") out.push(event.data);
+    else if (event.type === "stderr") err.push(event.data);
+    else return { exitCode: event.exitCode, timedOut: event.timedOut, cancelled: event.cancelled, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), vmName };
+  }
+  throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", "the exec stream ended without an exit status");
+}

@@ -1,0 +1,67 @@
+// Wiring for the actor/supervisor suites: the real local runtime (installed and built on first use), a
+// manager over it in-process, temp git repositories, a manual clock, and a leak check at the end.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createLocalDriver } from "../../runtime/local/index";
+import { makeTempDir, makeTestApp, type TestApp, type TestAppOptions } from "../helpers";
+import { expectNoLeaksAndCleanUp, prepareLocalRuntime } from "../runtime/local-target";
+
+export type ActorFixture = TestApp & {
+  clock: { now: number; advance(ms: number): void };
+  stateDir: string;
+  cgroupParent: string;
+  image: string;
+  /** A main-thread driver over the same state, to see what the runtime itself says. */
+  driver: ReturnType<typeof createLocalDriver>;
+  makeRepo(name?: string): string;
+  /** Removes every VM, asserts nothing is left (VMs, volumes, cgroups), deletes temp dirs. */
+  teardown(): Promise<void>;
+};
+
+export async function makeActorFixture(options: Omit<TestAppOptions, "runtime" | "now"> = {}): Promise<ActorFixture> {
+  const image = await prepareLocalRuntime();
+  const stateDir = makeTempDir("ss-actor-state-");
+  const cgroupParent = `ss-actor-test-${randomBytes(3).toString("hex")}`;
+  const repos = makeTempDir("ss-actor-repos-");
+  const clock = {
+    now: Date.now(),
+    advance(ms: number) {
+      clock.now += ms;
+    },
+  };
+  const app = makeTestApp({ ...options, now: () => clock.now, runtime: { stateDir, cgroupParent, image } });
+  const driver = createLocalDriver({ stateDir, rootfsDir: image, cgroupParent });
+  let repoCount = 0;
+  return {
+    ...app,
+    clock,
+    stateDir,
+    cgroupParent,
+    image,
+    driver,
+    makeRepo(name = `repo${++repoCount}`) {
+      const dir = join(repos, name);
+      mkdirSync(dir, { recursive: true });
+      Bun.spawnSync(["git", "init", "-q", dir]);
+      writeFileSync(join(dir, "README.md"), `# ${name}\n`);
+      return dir;
+    },
+    async teardown() {
+      await app.supervisor.sweep(0).catch(() => undefined);
+      for (const vm of await driver.list({})) await driver.remove(vm.name);
+      app.cleanup();
+      rmSync(repos, { recursive: true, force: true });
+      expectNoLeaksAndCleanUp({ driver, image, stateDir, cgroupParent });
+    },
+  };
+}
+
+/** Waits (without sleeping blindly) until `check` holds, polling every 20 ms, for at most `timeoutMs`. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await Bun.sleep(20);
+  }
+}

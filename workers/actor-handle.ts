@@ -1,0 +1,132 @@
+// The main thread's handle on one session actor Worker: typed calls over postMessage, and fail-closed
+// behaviour: when the Worker dies, every pending call is rejected at once with ACTOR_CRASHED.
+import type { VmSpec } from "../runtime/driver";
+import type { ActorEvent, ActorRequest, ActorState, DriverConfig, ErrorRecord, ExecCommand, ExecOutcome, StopReason } from "./protocol";
+
+export class ActorCallError extends Error {
+  constructor(readonly record: ErrorRecord) {
+    super(record.message);
+    this.name = "ActorCallError";
+  }
+}
+
+type Pending = {
+  resolve(value: unknown): void;
+  reject(error: ActorCallError): void;
+  onStarted?: () => void;
+  onChunk?: (stream: "stdout" | "stderr", data: Uint8Array) => void;
+};
+
+export type ActorHooks = {
+  onState(state: ActorState): void;
+  /** No VM runs and no call is pending: the actor may be retired. */
+  onIdle(handle: ActorHandle): void;
+  onExit(handle: ActorHandle, crashed: boolean): void;
+};
+
+export type ExecCallbacks = { onStarted(): void; onChunk(stream: "stdout" | "stderr", data: Uint8Array): void };
+
+type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> : never;
+
+const WORKER_URL = new URL("./session-actor.worker.ts", import.meta.url);
+
+export class ActorHandle {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private dead = false;
+
+  private lastState: ActorState | undefined;
+
+  constructor(
+    readonly vmName: string,
+    driver: DriverConfig,
+    private readonly hooks: ActorHooks,
+  ) {
+    this.worker = new Worker(WORKER_URL, { workerData: { vmName, driver } } as WorkerOptions);
+    this.worker.onmessage = (event: MessageEvent<ActorEvent>) => this.receive(event.data);
+    this.worker.onerror = (event) => this.die(`session actor for ${vmName} failed: ${event.message}`);
+    this.worker.addEventListener("close", () => this.die(`session actor for ${vmName} exited`));
+  }
+
+  get pendingCalls(): number {
+    return this.pending.size;
+  }
+
+  exec(spec: VmSpec, command: ExecCommand, callbacks: ExecCallbacks): { execId: number; done: Promise<ExecOutcome> } {
+    const { id, promise } = this.send({ type: "exec", spec, command }, callbacks);
+    return { execId: id, done: promise as Promise<ExecOutcome> };
+  }
+
+  cancel(execId: number): Promise<unknown> {
+    return this.call({ type: "cancel", execId });
+  }
+
+  stop(reason: StopReason, onlyIfIdle: boolean): Promise<ActorState> {
+    return this.call({ type: "stop", reason, onlyIfIdle }) as Promise<ActorState>;
+  }
+
+  remove(reason: StopReason): Promise<ActorState> {
+    return this.call({ type: "remove", reason }) as Promise<ActorState>;
+  }
+
+  discover(): Promise<ActorState> {
+    return this.call({ type: "discover" }) as Promise<ActorState>;
+  }
+
+  /** Ends the Worker on purpose (retirement); not a crash. */
+  retire(): void {
+    this.dead = true;
+    this.worker.terminate();
+    this.hooks.onExit(this, false);
+  }
+
+  private call(request: DistributiveOmit<ActorRequest, "id">): Promise<unknown> {
+    return this.send(request).promise;
+  }
+
+  private send(request: DistributiveOmit<ActorRequest, "id">, callbacks?: Partial<ExecCallbacks>): { id: number; promise: Promise<unknown> } {
+    const id = this.nextId++;
+    if (this.dead) {
+      return { id, promise: Promise.reject(new ActorCallError({ code: "ACTOR_CRASHED", message: `session actor for ${this.vmName} is gone; retry` })) };
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<unknown>();
+    this.pending.set(id, { resolve, reject, onStarted: callbacks?.onStarted, onChunk: callbacks?.onChunk });
+    this.worker.postMessage({ ...request, id } as ActorRequest);
+    return { id, promise };
+  }
+
+  private receive(event: ActorEvent): void {
+    switch (event.type) {
+      case "ready":
+        return;
+      case "state":
+        this.lastState = event.state;
+        return this.hooks.onState(event.state);
+      case "exec-started":
+        return this.pending.get(event.id)?.onStarted?.();
+      case "chunk":
+        return this.pending.get(event.id)?.onChunk?.(event.stream, event.data);
+      case "reply": {
+        const pending = this.pending.get(event.id);
+        this.pending.delete(event.id);
+        if (!pending) return;
+        if (event.ok) pending.resolve(event.value);
+        else pending.reject(new ActorCallError(event.error));
+        const status = this.lastState?.status;
+        if (this.pending.size === 0 && (status === "absent" || status === "stopped") && this.lastState?.runningExecs === 0) this.hooks.onIdle(this);
+      }
+    }
+  }
+
+  /** Fail closed: nothing waits on a dead actor. */
+  private die(message: string): void {
+    if (this.dead) return;
+    this.dead = true;
+    const error = new ActorCallError({ code: "ACTOR_CRASHED", message });
+    for (const pending of this.pending.values()) pending.reject(error);
+    this.pending.clear();
+    this.worker.terminate();
+    this.hooks.onExit(this, true);
+  }
+}

@@ -1,0 +1,48 @@
+// One actor per VM name, on demand. A crashed actor is replaced at once by a new one that rediscovers
+// its VM from the runtime; an actor with no VM and no work is retired, so live Workers track active
+// sessions, not every session ever seen.
+import { ActorHandle } from "./actor-handle";
+import type { ActorState, DriverConfig } from "./protocol";
+
+export type RegistryEvents = {
+  state(state: ActorState): void;
+  crashed(vmName: string): void;
+};
+
+export function createActorRegistry(driver: DriverConfig | undefined, events: RegistryEvents) {
+  const actors = new Map<string, ActorHandle>();
+
+  function spawn(vmName: string): ActorHandle {
+    if (!driver) throw new Error(`no sandbox runtime is usable; cannot manage VM ${vmName}`);
+    const handle = new ActorHandle(vmName, driver, {
+      onState: events.state,
+      onIdle: (idle) => {
+        if (actors.get(vmName) === idle) idle.retire();
+      },
+      onExit: (exited, crashed) => {
+        if (actors.get(vmName) === exited) actors.delete(vmName);
+        if (!crashed) return;
+        events.crashed(vmName);
+        // The VM may still run: a fresh actor finds out and reports, so the supervisor's view heals.
+        void get(vmName).discover().catch(() => undefined);
+      },
+    });
+    actors.set(vmName, handle);
+    return handle;
+  }
+
+  function get(vmName: string): ActorHandle {
+    return actors.get(vmName) ?? spawn(vmName);
+  }
+
+  return {
+    get,
+    liveActors: () => actors.size,
+    /** Ends every Worker (shutdown). VMs keep running; the next start adopts them. */
+    closeAll(): void {
+      for (const handle of [...actors.values()]) handle.retire();
+    },
+  };
+}
+
+export type ActorRegistry = ReturnType<typeof createActorRegistry>;

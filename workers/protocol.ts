@@ -1,0 +1,44 @@
+// The message protocol between the main thread and a session actor Worker. Plain data only: specs,
+// byte chunks and error records cross the boundary, never objects with behaviour.
+import type { VmSpec } from "../runtime/driver";
+
+/** How to build the runtime driver inside the Worker (a driver cannot cross threads). */
+export type DriverConfig =
+  | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string }
+  | { kind: "msb"; msbPath?: string; msbHome?: string };
+
+export type VmStatus = "absent" | "booting" | "running" | "stopping" | "stopped" | "removing";
+
+export type StopReason = "idle" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery";
+
+export type ActorState = {
+  vmName: string;
+  status: VmStatus;
+  spec: VmSpec | null;
+  createdAt: number | null;
+  runningExecs: number;
+  lastStopReason: StopReason | null;
+};
+
+export type ExecCommand = { argv: string[]; cwd: string; env: Record<string, string>; timeoutMs: number };
+
+export type ActorRequest =
+  | { type: "exec"; id: number; spec: VmSpec; command: ExecCommand }
+  | { type: "cancel"; id: number; execId: number }
+  | { type: "stop"; id: number; reason: StopReason; onlyIfIdle: boolean }
+  | { type: "remove"; id: number; reason: StopReason }
+  | { type: "discover"; id: number };
+
+export type ErrorRecord = { code: ActorErrorCode; message: string };
+export type ActorErrorCode = "RUNTIME_FAILED" | "RUNTIME_UNAVAILABLE" | "BUSY" | "ACTOR_CRASHED" | "CANCELLED";
+
+export type ExecOutcome = { exitCode: number; timedOut: boolean; cancelled: boolean };
+
+export type ActorEvent =
+  | { type: "ready" }
+  | { type: "state"; state: ActorState }
+  /** The exec's VM is running and its command has been handed to the runtime. */
+  | { type: "exec-started"; id: number }
+  | { type: "chunk"; id: number; stream: "stdout" | "stderr"; data: Uint8Array }
+  | { type: "reply"; id: number; ok: true; value: unknown }
+  | { type: "reply"; id: number; ok: false; error: ErrorRecord };

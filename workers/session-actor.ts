@@ -1,0 +1,160 @@
+// The session actor: owns one root session's VM and runs its lifecycle one step at a time (boot,
+// recreate, stop, remove, discover). Execs run concurrently inside a running VM but never overlap a step.
+// Plain module: the Worker entry (session-actor.worker.ts) only wires messages to it.
+import { RuntimeError, type RuntimeDriver, type VmSpec } from "../runtime/driver";
+import type { ActorEvent, ActorRequest, ActorState, ErrorRecord, ExecCommand, StopReason } from "./protocol";
+import { specsMatch } from "./spec-match";
+
+export class ActorError extends Error {
+  constructor(readonly record: ErrorRecord) {
+    super(record.message);
+  }
+}
+
+export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: (event: ActorEvent) => void) {
+  let state: ActorState = { vmName, status: "absent", spec: null, createdAt: null, runningExecs: 0, lastStopReason: null };
+  const running = new Map<number, AbortController>();
+  let drained = Promise.withResolvers<void>();
+  drained.resolve();
+  let queue: Promise<unknown> = Promise.resolve();
+
+  function set(patch: Partial<ActorState>): void {
+    state = { ...state, ...patch, runningExecs: running.size };
+    emit({ type: "state", state });
+  }
+
+  /** Runs `work` after every earlier step has settled: the serialization point of the lifecycle. */
+  function step<T>(work: () => Promise<T>): Promise<T> {
+    const result = queue.then(work);
+    queue = result.catch(() => undefined);
+    return result;
+  }
+
+  function runtimeFailure(what: string, error: unknown): ActorError {
+    const unavailable = error instanceof RuntimeError && error.code === "UNAVAILABLE";
+    return new ActorError({
+      code: unavailable ? "RUNTIME_UNAVAILABLE" : "RUNTIME_FAILED",
+      message: `${what} VM ${vmName} failed: ${(error as Error).message}`,
+    });
+  }
+
+  async function discover(): Promise<ActorState> {
+    const info = await driver.inspect(vmName).catch((error) => {
+      throw runtimeFailure("inspecting", error);
+    });
+    set(info ? { status: info.status, spec: info.spec, createdAt: info.createdAt } : { status: "absent", spec: null, createdAt: null });
+    return state;
+  }
+
+  /** Boots, starts or recreates the VM so that it runs `spec`. Waits for running execs before a recreate. */
+  async function ensureRunning(spec: VmSpec): Promise<void> {
+    if (state.status === "running" && specsMatch(state.spec, spec)) return;
+    if (state.status === "running") await drained.promise;
+    const recreate = state.status !== "absent" && !specsMatch(state.spec, spec);
+    set({ status: "booting", ...(recreate ? { lastStopReason: "spec-change" as const } : {}) });
+    try {
+      if (state.spec === null || recreate) {
+        // replace keeps the data volume: a changed spec must not lose the session's data.
+        const info = await driver.create(spec, { replace: recreate });
+        set({ status: "running", spec: info.spec, createdAt: info.createdAt });
+      } else {
+        await driver.start(vmName);
+        set({ status: "running" });
+      }
+    } catch (error) {
+      await discover().catch(() => set({ status: "absent", spec: null, createdAt: null }));
+      throw runtimeFailure("booting", error);
+    }
+  }
+
+  async function cancelAllAndDrain(): Promise<void> {
+    for (const controller of running.values()) controller.abort();
+    await drained.promise;
+  }
+
+  async function stop(reason: StopReason, onlyIfIdle: boolean): Promise<ActorState> {
+    if (onlyIfIdle && running.size > 0) throw new ActorError({ code: "BUSY", message: `VM ${vmName} is running ${running.size} command(s)` });
+    if (state.status === "absent" || state.status === "stopped") return state;
+    await cancelAllAndDrain();
+    set({ status: "stopping" });
+    try {
+      await driver.stop(vmName);
+    } catch (error) {
+      await discover().catch(() => undefined);
+      throw runtimeFailure("stopping", error);
+    }
+    set({ status: "stopped", lastStopReason: reason });
+    return state;
+  }
+
+  async function remove(reason: StopReason): Promise<ActorState> {
+    await cancelAllAndDrain();
+    set({ status: "removing" });
+    try {
+      await driver.remove(vmName);
+    } catch (error) {
+      await discover().catch(() => undefined);
+      throw runtimeFailure("removing", error);
+    }
+    set({ status: "absent", spec: null, createdAt: null, lastStopReason: reason });
+    return state;
+  }
+
+  async function exec(id: number, spec: VmSpec, command: ExecCommand) {
+    const controller = new AbortController();
+    await step(async () => {
+      await ensureRunning(spec);
+      // Registered inside the step, so a later stop or remove step sees this exec.
+      if (running.size === 0) drained = Promise.withResolvers<void>();
+      running.set(id, controller);
+      set({});
+    });
+    emit({ type: "exec-started", id });
+    try {
+      return await driver.exec(
+        vmName,
+        { argv: command.argv, cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal },
+        {
+          stdout: (data) => emit({ type: "chunk", id, stream: "stdout", data }),
+          stderr: (data) => emit({ type: "chunk", id, stream: "stderr", data }),
+        },
+      );
+    } catch (error) {
+      throw runtimeFailure("running a command in", error);
+    } finally {
+      running.delete(id);
+      if (running.size === 0) drained.resolve();
+      set({});
+    }
+  }
+
+  async function handle(request: ActorRequest): Promise<unknown> {
+    switch (request.type) {
+      case "exec":
+        return exec(request.id, request.spec, request.command);
+      case "cancel":
+        running.get(request.execId)?.abort();
+        return null;
+      case "stop":
+        return step(() => stop(request.reason, request.onlyIfIdle));
+      case "remove":
+        return step(() => remove(request.reason));
+      case "discover":
+        return step(discover);
+    }
+  }
+
+  /** Handles one request and always answers it: a reply with the value or the error record. */
+  async function receive(request: ActorRequest): Promise<void> {
+    try {
+      emit({ type: "reply", id: request.id, ok: true, value: await handle(request) });
+    } catch (error) {
+      const record: ErrorRecord = error instanceof ActorError ? error.record : { code: "RUNTIME_FAILED", message: String((error as Error)?.message ?? error) };
+      emit({ type: "reply", id: request.id, ok: false, error: record });
+    }
+  }
+
+  return { receive, state: () => state };
+}
+
+export type SessionActor = ReturnType<typeof createSessionActor>;
