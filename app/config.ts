@@ -1,4 +1,5 @@
 // Turns the process environment into a typed Config. Pure: main.ts passes process.env, tests pass objects.
+import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseLogLevel, type LogLevel } from "./log";
@@ -21,6 +22,11 @@ export type Config = {
   msbPath: string | undefined;
   /** The cgroup (in every hierarchy) under which the local runtime puts its VMs. */
   cgroupParent: string | undefined;
+  /**
+   * Where the runtime keeps VM state and volumes. Not inside the data dir: the VMs' unprivileged host
+   * uids must traverse every parent of it, and the data dir (often under a 0700 home) must stay private.
+   */
+  runtimeDir: string;
 };
 
 export class ConfigError extends Error {}
@@ -71,6 +77,7 @@ export function loadConfig(env: Env): Config {
     sharedDirs: parseSharedDirs(env.SANDBOX_SHARED_DIRS),
     msbPath: env.MSB_PATH || undefined,
     cgroupParent: env.SANDBOX_CGROUP_PARENT || undefined,
+    runtimeDir: env.SANDBOX_RUNTIME_DIR || defaultRuntimeDir(resolveDataDir(env)),
   };
 }
 
@@ -87,4 +94,9 @@ function parseSharedDirs(text: string | undefined): string[] {
   const relative = dirs.find((dir) => !dir.startsWith("/"));
   if (relative) throw new ConfigError(`SANDBOX_SHARED_DIRS: ${JSON.stringify(relative)} is not an absolute path`);
   return dirs;
+}
+
+/** One runtime dir per data dir, so two managers on a host never share VM state. */
+export function defaultRuntimeDir(dataDir: string): string {
+  return join("/var/lib/session-sandbox", `runtime-${createHash("sha256").update(dataDir).digest("hex").slice(0, 12)}`);
 }

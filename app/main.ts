@@ -18,8 +18,8 @@ async function start() {
   const db = openDatabase(config.dataDir);
   const token = loadOrCreateToken(config.dataDir, config.apiToken);
   const rootfsDir = config.rootfsDir ?? defaultRootfsDir();
-  const runtime = await setUpRuntime({ dataDir: config.dataDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent });
-  log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason });
+  const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent });
+  log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, runtimeDir: config.runtimeDir });
   const manager = createManager({
     db,
     host: readHostLimits(),

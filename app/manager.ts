@@ -51,7 +51,14 @@ export function createManager(deps: ManagerDeps) {
     now: deps.now,
     notify: (event) => supervisor && onLifecycle(supervisor, event),
   });
-  supervisor = createSupervisor({ driver: deps.driver, limits: () => services.settings.get(), now: deps.now, log: deps.log });
+  const stillWanted = (rootSessionId: string) => {
+    try {
+      return services.sessionSandbox.get(rootSessionId).sandboxed;
+    } catch {
+      return false; // deleted, or its chain is broken
+    }
+  };
+  supervisor = createSupervisor({ driver: deps.driver, limits: () => services.settings.get(), now: deps.now, log: deps.log, stillWanted });
   const execService = createExecService({ ...services, image: deps.image, sharedDirs: deps.sharedDirs, runtimeUnavailable: deps.runtimeUnavailable });
   const app = createApp({ services, execService, supervisor, token: deps.token, log: deps.log, version: deps.version, runtimeStatus: deps.runtimeStatus });
   return { app, services, supervisor, execService };

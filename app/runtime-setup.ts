@@ -17,12 +17,12 @@ export type RuntimeSetup = {
   status: RuntimeStatus;
 };
 
-export type RuntimeOptions = { dataDir: string; rootfsDir: string; runtimeEnv: string | undefined; msbPath?: string; cgroupParent?: string };
+export type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; msbPath?: string; cgroupParent?: string };
 
 export async function setUpRuntime(options: RuntimeOptions): Promise<RuntimeSetup> {
   const configs: Record<"local" | "msb", DriverConfig> = {
-    local: { kind: "local", stateDir: join(options.dataDir, "runtime", "local"), rootfsDir: options.rootfsDir, cgroupParent: options.cgroupParent },
-    msb: { kind: "msb", msbPath: options.msbPath, msbHome: join(options.dataDir, "runtime", "msb") },
+    local: { kind: "local", stateDir: join(options.runtimeDir, "local"), rootfsDir: options.rootfsDir, cgroupParent: options.cgroupParent },
+    msb: { kind: "msb", msbPath: options.msbPath, msbHome: join(options.runtimeDir, "msb") },
   };
   const drivers = { local: await createDriver(configs.local), msb: await createDriver(configs.msb) };
   const [local, msb] = await Promise.all([drivers.local.probe(), drivers.msb.probe()]);

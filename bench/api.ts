@@ -47,4 +47,5 @@ try {
   await manager.stop();
   await hello.stop();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(manager.runtimeDir, { recursive: true, force: true });
 }

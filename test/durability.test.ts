@@ -8,7 +8,10 @@ import { startManager } from "./manager-process";
 
 const STREAMS = 4;
 const dataDir = makeTempDir("ss-durable-");
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
+});
 
 describe("durability", () => {
   test("SIGKILL mid-stream → after restart every acknowledged PUT is there", async () => {

@@ -14,6 +14,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await manager.stop();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
 });
 
 describe("real HTTP", () => {

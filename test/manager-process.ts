@@ -7,6 +7,8 @@ const ROOT = join(import.meta.dir, "..");
 
 export type ManagerProcess = {
   url: string;
+  /** The runtime state dir given to the manager (a sibling of the data dir unless the env names one). */
+  runtimeDir: string;
   token: string;
   proc: ReturnType<typeof Bun.spawn>;
   stderrLines: string[];
@@ -17,8 +19,10 @@ export type ManagerProcess = {
 };
 
 export async function startManager(dataDir: string, env: Record<string, string> = {}): Promise<ManagerProcess> {
+  // Tests keep runtime state under /tmp (traversable by the VMs' uids), never in /var/lib; callers remove it.
+  const runtimeDir = env.SANDBOX_RUNTIME_DIR ?? `${dataDir}-runtime`;
   const proc = Bun.spawn(["bun", join(ROOT, "app/main.ts")], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", SANDBOX_DATA_DIR: dataDir, SANDBOX_PORT: "0", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", SANDBOX_DATA_DIR: dataDir, SANDBOX_PORT: "0", SANDBOX_RUNTIME_DIR: runtimeDir, ...env },
     stdout: "ignore",
     stderr: "pipe",
   });
@@ -47,6 +51,7 @@ export async function startManager(dataDir: string, env: Record<string, string> 
   const token = env.SANDBOX_API_TOKEN ?? readFileSync(tokenPath(dataDir), "utf8").trim();
   return {
     url,
+    runtimeDir,
     token,
     proc,
     stderrLines,

@@ -74,6 +74,11 @@ export class ActorHandle {
     return this.call({ type: "discover" }) as Promise<ActorState>;
   }
 
+  /** Ends the Worker abruptly, exactly as a crash would: pending calls fail closed, a fresh actor takes over. */
+  kill(): void {
+    this.worker.terminate();
+  }
+
   /** Ends the Worker on purpose (retirement); not a crash. */
   retire(): void {
     this.dead = true;

@@ -38,6 +38,8 @@ export function createActorRegistry(driver: DriverConfig | undefined, events: Re
   return {
     get,
     liveActors: () => actors.size,
+    /** Kills an actor's Worker as a crash would (operators unsticking an actor; crash tests). */
+    kill: (vmName: string) => actors.get(vmName)?.kill(),
     /** Ends every Worker (shutdown). VMs keep running; the next start adopts them. */
     closeAll(): void {
       for (const handle of [...actors.values()]) handle.retire();

@@ -30,7 +30,10 @@ export type ActorRequest =
   | { type: "discover"; id: number };
 
 export type ErrorRecord = { code: ActorErrorCode; message: string };
-export type ActorErrorCode = "RUNTIME_FAILED" | "RUNTIME_UNAVAILABLE" | "BUSY" | "ACTOR_CRASHED" | "CANCELLED";
+export type ActorErrorCode = "RUNTIME_FAILED" | "RUNTIME_UNAVAILABLE" | "BUSY" | "ACTOR_CRASHED" | "REVOKED";
+
+/** Removals that withdraw the session's sandbox: commands still waiting from before them must not run. */
+export const REVOKING_REASONS: ReadonlySet<StopReason> = new Set(["toggle-off", "deleted", "disabled"]);
 
 export type ExecOutcome = { exitCode: number; timedOut: boolean; cancelled: boolean };
 

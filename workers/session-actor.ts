@@ -2,7 +2,7 @@
 // recreate, stop, remove, discover). Execs run concurrently inside a running VM but never overlap a step.
 // Plain module: the Worker entry (session-actor.worker.ts) only wires messages to it.
 import { RuntimeError, type RuntimeDriver, type VmSpec } from "../runtime/driver";
-import type { ActorEvent, ActorRequest, ActorState, ErrorRecord, ExecCommand, StopReason } from "./protocol";
+import { REVOKING_REASONS, type ActorEvent, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
 import { specsMatch } from "./spec-match";
 
 export class ActorError extends Error {
@@ -17,6 +17,8 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
   let drained = Promise.withResolvers<void>();
   drained.resolve();
   let queue: Promise<unknown> = Promise.resolve();
+  /** Bumped when a toggle-off, delete or disable arrives; an exec received before it must not run after it. */
+  let revision = 0;
 
   function set(patch: Partial<ActorState>): void {
     state = { ...state, ...patch, runningExecs: running.size };
@@ -100,32 +102,58 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     return state;
   }
 
-  async function exec(id: number, spec: VmSpec, command: ExecCommand) {
-    const controller = new AbortController();
-    await step(async () => {
+  /** Boots as needed and registers the exec, inside a step, so a later stop or remove step sees it. */
+  function admit(id: number, spec: VmSpec, controller: AbortController, receivedAt: number): Promise<void> {
+    return step(async () => {
+      if (receivedAt !== revision) {
+        throw new ActorError({ code: "REVOKED", message: `the sandbox of VM ${vmName} was withdrawn (toggled off or deleted) while this command waited; it did not run` });
+      }
       await ensureRunning(spec);
-      // Registered inside the step, so a later stop or remove step sees this exec.
       if (running.size === 0) drained = Promise.withResolvers<void>();
       running.set(id, controller);
       set({});
     });
+  }
+
+  function release(id: number): void {
+    running.delete(id);
+    if (running.size === 0) drained.resolve();
+    set({});
+  }
+
+  async function exec(id: number, spec: VmSpec, command: ExecCommand) {
+    const controller = new AbortController();
+    const receivedAt = revision;
+    await admit(id, spec, controller, receivedAt);
     emit({ type: "exec-started", id });
     try {
-      return await driver.exec(
-        vmName,
-        { argv: command.argv, cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal },
-        {
-          stdout: (data) => emit({ type: "chunk", id, stream: "stdout", data }),
-          stderr: (data) => emit({ type: "chunk", id, stream: "stderr", data }),
-        },
-      );
+      return await runIn(id, command, controller);
     } catch (error) {
-      throw runtimeFailure("running a command in", error);
+      // The VM vanished behind our back (removed outside the manager): the command never started, so
+      // boot a fresh VM and run it there once.
+      if (!(error instanceof RuntimeError && error.code === "NOT_FOUND")) throw runtimeFailure("running a command in", error);
+      release(id);
+      await step(discover);
+      await admit(id, spec, controller, receivedAt);
+      try {
+        return await runIn(id, command, controller);
+      } catch (retryError) {
+        throw runtimeFailure("running a command in", retryError);
+      }
     } finally {
-      running.delete(id);
-      if (running.size === 0) drained.resolve();
-      set({});
+      release(id);
     }
+  }
+
+  function runIn(id: number, command: ExecCommand, controller: AbortController) {
+    return driver.exec(
+      vmName,
+      { argv: command.argv, cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal },
+      {
+        stdout: (data) => emit({ type: "chunk", id, stream: "stdout", data }),
+        stderr: (data) => emit({ type: "chunk", id, stream: "stderr", data }),
+      },
+    );
   }
 
   async function handle(request: ActorRequest): Promise<unknown> {
@@ -138,6 +166,7 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
       case "stop":
         return step(() => stop(request.reason, request.onlyIfIdle));
       case "remove":
+        if (REVOKING_REASONS.has(request.reason)) revision += 1;
         return step(() => remove(request.reason));
       case "discover":
         return step(discover);
@@ -153,6 +182,10 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
       emit({ type: "reply", id: request.id, ok: false, error: record });
     }
   }
+
+  // A new actor knows nothing: its VM may exist already (stopped by eviction, or adopted after a crash
+  // or retirement). Learn the truth before the first request is served.
+  void step(discover).catch(() => undefined);
 
   return { receive, state: () => state };
 }

@@ -4,7 +4,7 @@ import type { VmInfo, VmSpec } from "../../runtime/driver";
 import { ActorCallError } from "../../workers/actor-handle";
 import { createActorRegistry } from "../../workers/actor-registry";
 import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
-import { RuntimeFailedError, VmCapReachedError, VmNotFoundError } from "../errors";
+import { NotSandboxedError, RuntimeFailedError, VmCapReachedError, VmNotFoundError } from "../errors";
 import type { Logger } from "../log";
 import { holdsSlot, newRecord, ROOT_LABEL, type VmRecord } from "./vm-records";
 
@@ -18,6 +18,11 @@ export type SupervisorDeps = {
   limits: () => SupervisorLimits;
   now?: () => number;
   log: Logger;
+  /**
+   * Whether the root session still wants a sandbox (exists, sandboxed, enabled). Asked right before a
+   * command is handed to its actor: a delete or toggle-off during an admission must not boot a VM.
+   */
+  stillWanted: (rootSessionId: string) => boolean;
 };
 
 export type ExecInput = {
@@ -29,7 +34,7 @@ export type ExecInput = {
   onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
 };
 
-export function createSupervisor({ driver, limits, now = Date.now, log }: SupervisorDeps) {
+export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted }: SupervisorDeps) {
   const records = new Map<string, VmRecord>();
   const bootTime = now();
   const registry = createActorRegistry(driver, {
@@ -51,7 +56,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log }: Superv
     record.lastStopReason = state.lastStopReason;
     if (state.spec) record.rootSessionId = state.spec.labels[ROOT_LABEL] ?? record.rootSessionId;
     // A removed VM with nothing waiting for it is forgotten: memory tracks live VMs only.
-    if (state.status === "absent" && record.activeExecs === 0) records.delete(state.vmName);
+    forgetIfGone(record);
   }
 
   const holders = () => [...records.values()].filter(holdsSlot);
@@ -93,7 +98,8 @@ export function createSupervisor({ driver, limits, now = Date.now, log }: Superv
     record.activeExecs += 1; // synchronous with the check above: no other admission can interleave
   }
 
-  function toDomainError(error: unknown): Error {
+  function toDomainError(error: unknown, rootSessionId = "?"): Error {
+    if (error instanceof ActorCallError && error.record.code === "REVOKED") return new NotSandboxedError(rootSessionId, error.message);
     if (error instanceof ActorCallError) return new RuntimeFailedError(error.message);
     return error as Error;
   }
@@ -103,8 +109,19 @@ export function createSupervisor({ driver, limits, now = Date.now, log }: Superv
     const record = records.get(vmName) ?? newRecord(vmName, input.rootSessionId, now());
     records.set(vmName, record);
     record.adopted = false;
-    await admit(record);
+    record.waitingExecs += 1;
     try {
+      await admit(record);
+    } catch (error) {
+      record.waitingExecs -= 1;
+      forgetIfGone(record);
+      throw error;
+    }
+    record.waitingExecs -= 1; // admitted: activeExecs now keeps the record
+    try {
+      // Synchronous from here to the hand-off: a delete or toggle-off either came before (refused here)
+      // or comes after (its removal message follows this exec and cancels it).
+      if (!stillWanted(input.rootSessionId)) throw new NotSandboxedError(input.rootSessionId, "its sandbox was withdrawn while the command waited for a place");
       const handle = registry.get(vmName);
       const { execId, done } = handle.exec(input.spec, input.command, { onStarted: input.onStarted, onChunk: input.onChunk });
       const cancel = () => void handle.cancel(execId).catch(() => undefined);
@@ -115,12 +132,22 @@ export function createSupervisor({ driver, limits, now = Date.now, log }: Superv
         input.signal?.removeEventListener("abort", cancel);
       }
     } catch (error) {
-      throw toDomainError(error);
+      throw toDomainError(error, input.rootSessionId);
     } finally {
       record.activeExecs -= 1;
       record.lastUsedAt = now();
-      if (record.status === "absent" && record.activeExecs === 0) records.delete(vmName);
+      forgetIfGone(record);
     }
+  }
+
+  /**
+   * A record with no VM and nothing admitted or waiting is dropped, so the list holds only live VMs. A
+   * record with a waiting admission must stay: dropping it would let that command boot a VM the cap
+   * cannot see.
+   */
+  function forgetIfGone(record: VmRecord): void {
+    const idle = record.activeExecs === 0 && record.waitingExecs === 0;
+    if (record.status === "absent" && idle && records.get(record.vmName) === record) records.delete(record.vmName);
   }
 
   /** Removes a VM and its volume (the actor cancels its running commands first). */
@@ -199,6 +226,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log }: Superv
     namesForRoots: (rootIds: Set<string>) => [...records.values()].filter((r) => r.rootSessionId && rootIds.has(r.rootSessionId)).map((r) => r.vmName),
     allNames: () => [...records.keys()],
     liveActors: () => registry.liveActors(),
+    killActor: (vmName: string) => registry.kill(vmName),
     startSweeping(intervalMs = SWEEP_INTERVAL_MS): void {
       sweepTimer ??= setInterval(() => void sweep(), intervalMs);
     },

@@ -14,13 +14,16 @@ export type VmRecord = {
   lastUsedAt: number;
   /** Commands admitted and not yet finished (queued behind a boot, or running). */
   activeExecs: number;
+  /** Commands waiting for admission (an eviction in progress): the record must outlive them. */
+  waitingExecs: number;
   lastStopReason: StopReason | null;
   /** Found at startup and not used since: the sweep removes it with reason "sweep". */
   adopted: boolean;
   evicting: boolean;
 };
 
-const HOLDING: ReadonlySet<VmStatus> = new Set(["booting", "running", "stopping"]);
+// "removing" holds too: the VM still runs until its removal completes.
+const HOLDING: ReadonlySet<VmStatus> = new Set(["booting", "running", "stopping", "removing"]);
 
 /** Whether a VM takes one of the cap's places: it runs (or is on its way up or down), or a command waits for it. */
 export function holdsSlot(record: VmRecord): boolean {
@@ -36,6 +39,7 @@ export function newRecord(vmName: string, rootSessionId: string | null, now: num
     createdAt: null,
     lastUsedAt: now,
     activeExecs: 0,
+    waitingExecs: 0,
     lastStopReason: null,
     adopted: false,
     evicting: false,

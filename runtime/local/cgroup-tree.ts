@@ -116,8 +116,11 @@ export function listSubCgroups(layout: CgroupLayout, vmPath: string): string[] {
 }
 
 /** Removes exec sub-cgroups that no process uses any more; busy ones stay. */
-export function sweepSubCgroups(layout: CgroupLayout, vmPath: string): void {
+export function sweepSubCgroups(layout: CgroupLayout, vmPath: string, inFlight: ReadonlySet<string> = new Set()): void {
   for (const sub of listSubCgroups(layout, vmPath)) {
+    // An in-flight exec's sub-cgroup is empty until crun moves the command in: removing it then makes
+    // crun's write to cgroup.procs fail with ENODEV.
+    if (inFlight.has(sub)) continue;
     if (cgroupEmpty(layout, `${vmPath}/${sub}`)) removeCgroup(layout, `${vmPath}/${sub}`);
   }
 }

@@ -36,6 +36,12 @@ function envList(extra: Record<string, string> | undefined): string[] {
   return [...env.values()];
 }
 
+/**
+ * Sub-cgroups of the execs this thread is running. All execs of one VM go through one driver instance
+ * (the session actor's), so this is enough to keep the sweep off a concurrent exec's fresh sub-cgroup.
+ */
+const inFlight = new Set<string>();
+
 export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
   const record = ctx.store.read(name);
   if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
@@ -49,6 +55,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
   const processFile = join(ctx.paths.execDir(name), `${id}.json`);
   const logFile = join(ctx.paths.execDir(name), `${id}.log`);
   writeFileSync(processFile, JSON.stringify(guestProcess(request.argv, request.cwd, envList(request.env))), { mode: 0o600 });
+  inFlight.add(sub);
   createSubCgroup(ctx.layout, record.cgroupPath, sub);
 
   const proc = Bun.spawn(
@@ -92,7 +99,8 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
     rmSync(processFile, { force: true });
     rmSync(logFile, { force: true });
     // Keep the sub-cgroup while background processes of this exec live; drop empty ones of earlier execs.
+    inFlight.delete(sub);
     if (cgroupEmpty(ctx.layout, subPath)) removeCgroup(ctx.layout, subPath);
-    sweepSubCgroups(ctx.layout, record.cgroupPath);
+    sweepSubCgroups(ctx.layout, record.cgroupPath, inFlight);
   }
 }

@@ -1,0 +1,165 @@
+// Exec benchmark: `true` via SDK→HTTP→manager→actor→local runtime vs the raw local driver vs host spawn, and manager RSS at 1,000 sessions / 50 actors.
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExecSink, VmSpec } from "../runtime/driver";
+import { createLocalDriver } from "../runtime/local/index";
+import { createClient, type SandboxClient } from "../sdk/index";
+import { startManager, type ManagerProcess } from "../test/manager-process";
+import { prepareLocalRuntime } from "../test/runtime/local-target";
+import { makeRepo, removeCgroupParents, settledRss, stateLeftovers, stats, timed, type Stats } from "./exec-support";
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
+const IDLE_SESSIONS = Number(process.env.BENCH_IDLE_SESSIONS ?? 1000);
+const ACTORS = Number(process.env.BENCH_ACTORS ?? 50);
+
+let interrupted = false;
+process.on("SIGINT", () => void (interrupted = true));
+const checkInterrupt = () => {
+  if (interrupted) throw new Error("interrupted");
+};
+
+const quiet: ExecSink = { stdout() {}, stderr() {} };
+const tag = randomBytes(4).toString("hex");
+const managerParent = `ss-bench-${tag}`;
+const rawParent = `ss-bench-${tag}-raw`;
+const tmp = mkdtempSync(join(tmpdir(), "ss-bench-exec-"));
+const dataDir = join(tmp, "data");
+// The VMs' unprivileged uids must traverse every ancestor of the runtime state (<data dir>/runtime/local);
+// a 0700 data dir (what the manager creates by default) makes crun fail with EACCES, so pre-create it 0711.
+chmodSync(tmp, 0o711);
+mkdirSync(dataDir, { mode: 0o711 });
+const managerState = join(dataDir, "runtime", "local");
+const rawState = join(tmp, "raw-state");
+const image = await prepareLocalRuntime();
+const raw = createLocalDriver({ stateDir: rawState, rootfsDir: image, cgroupParent: rawParent });
+const rawLabels = { bench: `exec-${tag}` };
+let manager: ManagerProcess | undefined;
+let client: SandboxClient | undefined;
+
+const kib = (n: number) => `${(n / 1024).toFixed(1)} MiB`;
+const ratio = (a: Stats, b: Stats) => `${(a.median / b.median).toFixed(1)}x median, ${(a.p95 / b.p95).toFixed(1)}x p95`;
+
+try {
+  manager = await startManager(dataDir, { SANDBOX_CGROUP_PARENT: managerParent, SANDBOX_RUNTIME: "local", SANDBOX_ROOTFS_DIR: image });
+  const pid = manager.proc.pid;
+  client = createClient({ url: manager.url, token: manager.token });
+  const health = await client.health();
+  if (health.runtime.name !== "local") throw new Error(`manager has no local runtime: ${health.runtime.reason}`);
+
+  // 2. Manager memory: at start, with idle sessions, with live actors (each owning a running VM).
+  const atStart = await settledRss(pid);
+  for (let i = 0; i < IDLE_SESSIONS; i++) {
+    if (i % 100 === 0) checkInterrupt();
+    await client.sessions.register({ id: `ses_idle_${i}`, directory: join(tmp, "repos", "idle") });
+  }
+  const withSessions = await settledRss(pid);
+  await client.settings.patch({ maxRunningVms: ACTORS });
+  const repos = Array.from({ length: ACTORS }, (_, i) => makeRepo(join(tmp, "repos", `r${i}`)));
+  const boots: number[] = [];
+  for (let i = 0; i < ACTORS; i++) {
+    checkInterrupt();
+    await client.sessions.register({ id: `ses_live_${i}`, directory: repos[i]! });
+    boots.push(await timed(async () => {
+      const result = await client!.run(`ses_live_${i}`, { command: "true", cwd: repos[i]! });
+      if (result.exitCode !== 0) throw new Error(`first exec in ses_live_${i} exited ${result.exitCode}: ${result.stderr}`);
+    }));
+  }
+  const running = (await client.vms.list()).vms.filter((vm) => vm.status === "running").length;
+  if (running !== ACTORS) throw new Error(`expected ${ACTORS} running VMs, the manager lists ${running}`);
+  const withActors = await settledRss(pid);
+
+  // 1. Exec `true` latency over three paths, interleaved so each sees the same machine load.
+  const session = "ses_live_0";
+  const effective = (await client.sandbox.get(session)).resources.effective;
+  const spec: VmSpec = {
+    name: `ssb-${tag}-raw`, image, cpus: effective.cpus, memoryMib: effective.memoryMib, mounts: [],
+    tmpSizeMib: Math.min(512, Math.max(1, Math.floor(effective.memoryMib / 4))), volume: { name: `ssb-${tag}-raw` }, labels: rawLabels, network: { mode: "none" },
+  };
+  await raw.create(spec);
+  const paths: [string, () => Promise<unknown>][] = [
+    ["c. host: Bun.spawn sh -c true", () => Bun.spawn(["sh", "-c", "true"], { stdio: ["ignore", "ignore", "ignore"] }).exited],
+    ["b. raw: local driver exec (in-process)", async () => {
+      const r = await raw.exec(spec.name, { argv: ["sh", "-c", "true"], cwd: "/" }, quiet);
+      if (r.exitCode !== 0) throw new Error(`raw exec exited ${r.exitCode}`);
+    }],
+    ["a. full: SDK→HTTP→manager→actor→local", async () => {
+      const r = await client!.run(session, { command: "true", cwd: repos[0]! });
+      if (r.exitCode !== 0) throw new Error(`full exec exited ${r.exitCode}: ${r.stderr}`);
+    }],
+  ];
+  const samples = paths.map(() => [] as number[]);
+  for (let i = 0; i < WARMUP; i++) for (const [, fn] of paths) await fn();
+  for (let i = 0; i < RUNS; i++) {
+    if (i % 10 === 0) checkInterrupt();
+    for (const [p, [, fn]] of paths.entries()) samples[p]!.push(await timed(fn));
+  }
+  const afterRuns = await settledRss(pid);
+  const [host, rawStats, full] = samples.map(stats) as [Stats, Stats, Stats];
+
+  console.log(`\nexec \`true\` latency: ${RUNS} runs per path after ${WARMUP} warm-up runs each, interleaved; runtime ${health.runtime.version}`);
+  console.log(`(measured with ${IDLE_SESSIONS + ACTORS} sessions registered and ${ACTORS} idle VMs/actors alive in the manager)\n`);
+  console.log(`${"path".padEnd(42)} ${"median ms".padStart(10)} ${"p95 ms".padStart(10)}`);
+  for (const [name, s] of [[paths[2]![0], full], [paths[1]![0], rawStats], [paths[0]![0], host]] as const) {
+    console.log(`${name.padEnd(42)} ${s.median.toFixed(2).padStart(10)} ${s.p95.toFixed(2).padStart(10)}`);
+  }
+  console.log(`\nratio full/host: ${ratio(full, host)}`);
+  console.log(`ratio raw/host:  ${ratio(rawStats, host)}`);
+  console.log(`ratio full/raw:  ${ratio(full, rawStats)}`);
+  const boot = stats(boots);
+  console.log(`(first exec per session, i.e. VM boot via the full path, excluded above: median ${boot.median.toFixed(0)} ms, p95 ${boot.p95.toFixed(0)} ms over ${ACTORS})`);
+
+  console.log(`\nmanager memory (VmRSS of pid ${pid}, settled; the VMs' own memory is in their cgroups, not here)\n`);
+  console.log(`${"state".padEnd(44)} ${"RSS".padStart(10)} ${"threads".padStart(8)}   delta`);
+  const line = (name: string, s: { rssKib: number; threads: number }, delta = "") =>
+    console.log(`${name.padEnd(44)} ${kib(s.rssKib).padStart(10)} ${String(s.threads).padStart(8)}   ${delta}`);
+  line("(i) right after start", atStart);
+  line(`(ii) + ${IDLE_SESSIONS} registered idle sessions`, withSessions, `${((withSessions.rssKib - atStart.rssKib) / IDLE_SESSIONS).toFixed(2)} KiB per session (${kib(withSessions.rssKib - atStart.rssKib)} total)`);
+  line(`(iii) + ${ACTORS} live actors, ${ACTORS} running VMs`, withActors, `${((withActors.rssKib - withSessions.rssKib) / ACTORS).toFixed(0)} KiB per actor (${kib(withActors.rssKib - withSessions.rssKib)} total)`);
+  line(`(iv) after the ${(WARMUP + RUNS) * paths.length} latency runs (info)`, afterRuns, `${kib(afterRuns.rssKib - withActors.rssKib)} vs (iii)`);
+} finally {
+  const problems: string[] = [];
+  const attempt = async (what: string, fn: () => Promise<unknown> | unknown) => {
+    try {
+      await fn();
+    } catch (error) {
+      problems.push(`${what}: ${(error as Error).message}`);
+    }
+  };
+  await attempt("raw VM removal", async () => {
+    for (const vm of await raw.list(rawLabels)) await raw.remove(vm.name);
+  });
+  if (manager && manager.proc.exitCode === null && client) {
+    await attempt("sweep via SDK", async () => {
+      await client!.vms.sweep(0);
+      const left = (await client!.vms.list()).vms.map((vm) => vm.name);
+      if (left.length > 0) throw new Error(`the manager still lists ${left.join(", ")}`);
+    });
+  }
+  await attempt("manager stop", () => manager?.stop());
+  // Fallback for a manager that died or could not sweep: remove what its runtime state still holds.
+  await attempt("leftover manager VMs", async () => {
+    if (!existsSync(managerState)) return;
+    const fallback = createLocalDriver({ stateDir: managerState, rootfsDir: image, cgroupParent: managerParent });
+    const left = await fallback.list({});
+    for (const vm of left) await fallback.remove(vm.name);
+    if (left.length > 0) throw new Error(`removed ${left.length} VMs the sweep missed`);
+  });
+  for (const [name, dir] of [["manager", managerState], ["raw", rawState]]) {
+    const left = stateLeftovers(dir!);
+    if (left.length > 0) problems.push(`${name} runtime state left: ${left.join(", ")}`);
+  }
+  const cgroupsLeft = removeCgroupParents([managerParent, rawParent]);
+  if (cgroupsLeft.length > 0) problems.push(`cgroups left: ${cgroupsLeft.join("; ")}`);
+  await attempt("temp dir removal", () => rmSync(tmp, { recursive: true, force: true }));
+  if (existsSync(tmp)) problems.push(`temp dir left: ${tmp}`);
+  if (manager && manager.proc.exitCode === null) problems.push(`manager pid ${manager.proc.pid} still running`);
+  if (problems.length > 0) {
+    console.error(`\nCLEANUP FAILED, left behind:\n  ${problems.join("\n  ")}`);
+    process.exitCode = 1;
+  } else {
+    console.log(`\ncleanup: every VM, volume, runtime state dir, temp dir and cgroup parent (${managerParent}, ${rawParent}) removed; manager stopped — nothing left`);
+  }
+}
