@@ -33,7 +33,7 @@ async function start() {
     sharedDirs: config.sharedDirs,
     runtimeStatus: () => runtime.status,
   });
-  if (runtime.driver) await recoverVms(runtime.driver, manager);
+  if (runtime.driver) await recoverVms(runtime.driver, manager, log);
   manager.supervisor.startSweeping();
 
   // Bun's own limit sits above ours so that our handler answers with the JSON reason first.

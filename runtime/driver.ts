@@ -89,4 +89,13 @@ export interface RuntimeDriver {
   inspect(name: string): Promise<VmInfo | undefined>;
   /** VMs whose labels include every given label. */
   list(labels: Record<string, string>): Promise<VmInfo[]>;
+  /** Names of every data volume, including those whose VM is gone (crash leftovers). */
+  listVolumes?(): Promise<string[]>;
+  /** Deletes a data volume by name. Idempotent. */
+  removeVolume?(name: string): Promise<void>;
+  /**
+   * Removes what a crash left half-created (VMs and volumes list() cannot see), keeping volumes that
+   * may hold data. Only while nothing else drives this runtime state, i.e. at manager startup.
+   */
+  cleanUpIncomplete?(): Promise<string[]>;
 }

@@ -94,6 +94,8 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     set({ status: "removing" });
     try {
       await driver.remove(vmName);
+      // The manager names each VM's volume after the VM: this also takes a volume a crash orphaned.
+      await driver.removeVolume?.(vmName);
     } catch (error) {
       await discover().catch(() => undefined);
       throw runtimeFailure("removing", error);

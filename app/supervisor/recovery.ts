@@ -2,10 +2,13 @@
 // that are still sandboxed are adopted; the rest (deleted, toggled off, sandboxing disabled) are removed.
 import type { RuntimeDriver } from "../../runtime/driver";
 import type { StopReason } from "../../workers/protocol";
+import type { Logger } from "../log";
 import type { Manager } from "../manager";
 import { MANAGED_LABEL } from "./vm-records";
 
-export async function recoverVms(driver: RuntimeDriver, { services, supervisor }: Pick<Manager, "services" | "supervisor">): Promise<void> {
+export async function recoverVms(driver: RuntimeDriver, { services, supervisor }: Pick<Manager, "services" | "supervisor">, log?: Logger): Promise<void> {
+  const incomplete = (await driver.cleanUpIncomplete?.()) ?? [];
+  if (incomplete.length > 0) log?.warn("removed what a crash left half-created", { removed: incomplete });
   const found = await driver.list({ [MANAGED_LABEL]: "1" });
   await supervisor.recover(found, (rootSessionId): StopReason | "keep" => {
     if (!rootSessionId) return "recovery";
@@ -15,4 +18,32 @@ export async function recoverVms(driver: RuntimeDriver, { services, supervisor }
       return "deleted"; // the session is gone (or its chain is broken): its VM must not linger
     }
   });
+  await removeOrphanVolumes(driver, { services, supervisor }, new Set((await driver.list({})).map((vm) => vm.spec.volume.name)), log);
+}
+
+/**
+ * A volume with no VM (a crash during a recreate) is kept for a root session that is still sandboxed:
+ * the supervisor adopts it like a stopped VM, so its next command reuses the data and the sweep removes
+ * it when idle. Any other orphaned volume is removed now.
+ */
+async function removeOrphanVolumes(driver: RuntimeDriver, { services, supervisor }: Pick<Manager, "services" | "supervisor">, inUse: Set<string>, log?: Logger): Promise<void> {
+  if (!driver.listVolumes || !driver.removeVolume) return;
+  const wanted = new Map(
+    services.sessions
+      .list()
+      .filter((session) => session.parentID === null)
+      .map((session) => services.sessionSandbox.get(session.id))
+      .filter((view) => view.sandboxed)
+      .map((view) => [view.vmName, view.rootSessionID] as const),
+  );
+  for (const volume of await driver.listVolumes()) {
+    if (inUse.has(volume)) continue;
+    const rootSessionId = wanted.get(volume);
+    if (rootSessionId) {
+      supervisor.adoptOrphanVolume(volume, rootSessionId);
+      continue;
+    }
+    await driver.removeVolume(volume);
+    log?.info("removed an orphaned volume", { volume });
+  }
 }

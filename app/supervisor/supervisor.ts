@@ -210,8 +210,14 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     await enforceCap();
   }
 
+  /** A data volume whose VM a crash took: tracked like a stopped VM, so the sweep removes it when idle. */
+  function adoptOrphanVolume(vmName: string, rootSessionId: string): void {
+    if (!records.has(vmName)) records.set(vmName, { ...newRecord(vmName, rootSessionId, bootTime), status: "stopped", adopted: true });
+  }
+
   return {
     exec,
+    adoptOrphanVolume,
     remove,
     removeInBackground,
     sweep,

@@ -1,11 +1,12 @@
 // The embedded `local` runtime driver: one crun container per VM, isolated by namespaces, an
 // unprivileged uid range, cgroups and seccomp. createLocalDriver wires the modules of this folder.
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { RuntimeError, type RuntimeDriver, type VmInfo } from "../driver";
 import { detectCgroupLayout } from "./cgroup-layout";
 import type { DriverContext } from "./context";
 import { Crun } from "./crun";
 import { execInVm } from "./exec";
+import { cleanUpIncomplete } from "./incomplete";
 import { createVm, removeVm, startVm, stopVm } from "./lifecycle";
 import { probeLocal } from "./probe";
 import { isValidName, StatePaths } from "./state-paths";
@@ -94,6 +95,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
         .names()
         .map((name) => store.info(name))
         .filter((info): info is VmInfo => !!info && Object.entries(labels).every(([k, v]) => info.spec.labels[k] === v)),
+    listVolumes: async () => (existsSync(paths.volumesDir) ? readdirSync(paths.volumesDir) : []),
+    removeVolume: async (name) => {
+      if (isValidName(name)) (await context()).volumes.remove(name);
+    },
+    cleanUpIncomplete: async () => cleanUpIncomplete(await context()),
     cgroupPath: (name) => paths.cgroupPath(name),
   };
 }

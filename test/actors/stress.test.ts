@@ -114,7 +114,7 @@ describe("stress", () => {
     });
     expect(stale).toEqual([]);
     expect(maxRunning).toBeLessThanOrEqual(CAP);
-    expect(counts.exec).toBeGreaterThan(OPERATIONS / 4);
+    expect(counts.exec).toBeGreaterThan(OPERATIONS / 8); // a sanity floor: the run really ran commands
     const leftover = (await f.client.vms.list()).vms;
     if (leftover.length > 0) console.log(f.logLines.filter((line) => /"level":"(warn|error)"/.test(line) || leftover.some((vm) => line.includes(vm.name))).join("\n"));
     expect(leftover).toEqual([]);

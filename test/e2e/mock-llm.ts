@@ -1,0 +1,62 @@
+// A scripted OpenAI-compatible model on 127.0.0.1: `RUN:<cmd>` → one `bash` tool call, `TASK:<cmd>` → a
+// `task` tool call whose subagent then gets `RUN:<cmd>`, a tool result → "done", anything else → a title.
+export type MockLlm = {
+  url: string;
+  /** Every request body received, newest last (to see which tool definitions OpenCode sent). */
+  requests: Array<{ messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string; description: string; parameters: unknown } }> }>;
+  stop(): void;
+};
+
+type Delta = { content?: string; tool_calls?: unknown[] };
+
+function chunk(delta: Delta, finish: string | null, usage = false): string {
+  const body = {
+    id: "mock",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "scripted",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...(usage ? { usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } : {}),
+  };
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => (part as { text?: string }).text ?? "").join("");
+  return "";
+}
+
+let callCounter = 0;
+
+function reply(body: MockLlm["requests"][number]): string {
+  const last = body.messages.at(-1);
+  const offered = new Set((body.tools ?? []).map((tool) => tool.function.name));
+  if (last?.role === "tool") return chunk({ content: "done" }, null) + chunk({}, "stop", true);
+  const text = textOf(last?.content);
+  const call = (name: string, args: unknown) =>
+    chunk({ tool_calls: [{ index: 0, id: `call_${++callCounter}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] }, null) +
+    chunk({}, "tool_calls", true);
+  const run = /RUN:([\s\S]+)$/.exec(text);
+  if (run && offered.has("bash")) return call("bash", { command: run[1]!.trim(), description: "scripted command" });
+  const task = /TASK:([\s\S]+)$/.exec(text);
+  if (task && offered.has("task")) return call("task", { description: "scripted subagent", prompt: `RUN:${task[1]!.trim()}`, subagent_type: "general" });
+  const status = /SANDBOX_STATUS/.test(text);
+  if (status && offered.has("sandbox")) return call("sandbox", { action: "status" });
+  return chunk({ content: "Mock title" }, null) + chunk({}, "stop", true);
+}
+
+export function startMockLlm(): MockLlm {
+  const requests: MockLlm["requests"] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      if (!new URL(request.url).pathname.endsWith("/chat/completions")) return new Response("not found", { status: 404 });
+      const body = (await request.json()) as MockLlm["requests"][number];
+      requests.push(body);
+      return new Response(reply(body) + "data: [DONE]\n\n", { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: () => void server.stop(true) };
+}
