@@ -118,7 +118,10 @@ describe("exec API", () => {
     const vmName = (await f.client.sandbox.get("ses_b")).vmName;
     const view = await f.client.sandbox.set("ses_b", { sandboxed: false });
     expect(view.sandboxed).toBe(false);
+    // The answer came before the removal finished: the supervisor still tracks the VM.
+    expect((await f.client.vms.list()).vms.find((vm) => vm.name === vmName)?.status).toMatch(/running|removing/);
     await eventually(async () => (await f.driver.inspect(vmName)) === undefined);
+    expect(await f.driver.listVolumes!()).not.toContain(vmName);
     await f.client.sandbox.set("ses_b", { sandboxed: true });
     const fresh = await run("ses_b", "cat ~/state.txt 2>/dev/null || echo fresh", repoB);
     expect(fresh.stdout).toBe("fresh\n");
@@ -133,6 +136,26 @@ describe("exec API", () => {
     expect(await f.driver.inspect(vmName)).toBeDefined();
     await f.client.sessions.delete("ses_del");
     await eventually(async () => (await f.driver.inspect(vmName)) === undefined && !(await f.client.vms.list()).vms.some((vm) => vm.name === vmName));
+    expect(await f.driver.listVolumes!()).not.toContain(vmName);
+  });
+
+  test("a second command → runs while a long first one is still running in the same VM", async () => {
+    const long = f.client.run("ses_a", { command: "sleep 2; echo long-done", cwd: repoA });
+    const quick = await run("ses_a", "echo quick", repoA);
+    expect(quick.stdout).toBe("quick\n");
+    expect(((await f.client.vms.list()).vms.find((vm) => vm.rootSessionID === "ses_a")?.runningExecs ?? 0) >= 1).toBe(true);
+    expect((await long).stdout).toBe("long-done\n");
+  });
+
+  test("a command that arrives during a removal → runs in a fresh VM", async () => {
+    await run("ses_a", "echo old > ~/during-removal", repoA);
+    const vmName = (await f.client.sandbox.get("ses_a")).vmName;
+    const removal = f.client.vms.remove(vmName);
+    // Send the command only once the actor has taken the removal (it is removing, or already done).
+    await eventually(() => f.supervisor.list().find((vm) => vm.vmName === vmName)?.status !== "running");
+    const after = await run("ses_a", "cat ~/during-removal 2>/dev/null || echo fresh", repoA);
+    await removal;
+    expect(after.stdout).toBe("fresh\n");
   });
 
   test("DELETE /api/vms/:name → removes the VM; GET /api/vms shows the fields", async () => {
