@@ -1,7 +1,7 @@
 // The cross-plugin sandbox arbiter: one registry on globalThis that every sandbox provider (ours, a loop
 // plugin, a third party) shares, even when several copies of this module are loaded. Each shell call is
 // decided once: the highest claim tier wins, ties go to the most recent claim; a claim that fails blocks.
-export const ARBITER_KEY: unique symbol = Symbol.for("opencode.sandbox-arbiter.v1") as never;
+export const ARBITER_KEY: unique symbol = Symbol.for("opencode.sandbox-arbiter.v1");
 export const ARBITER_VERSION = 1;
 export const CLAIM_TIERS = ["workload", "explicit", "default"] as const;
 export type ClaimTier = (typeof CLAIM_TIERS)[number];

@@ -6,6 +6,7 @@ import { ManagerUnreachableError, toSdkError } from "./errors";
 import { execStream, runCollected, type ExecRequest } from "./exec";
 
 export * from "./errors";
+export * from "./arbiter";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
 
 export type ClientOptions = {
