@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { loadOrCreateToken, tokenPath, tokensMatch } from "../../app/auth-token";
 import { makeTempDir, makeTestApp, TEST_TOKEN, type TestApp } from "../helpers";
 
@@ -65,5 +65,19 @@ describe("OpenAPI", () => {
     const res = await t.request("GET", "/api/nothing-here");
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ code: "ROUTE_NOT_FOUND" });
+  });
+});
+
+describe("bun run token", () => {
+  test("prints the stored token, creating it on first use", () => {
+    const dir = makeTempDir("ss-token-script-");
+    const run = () => Bun.spawnSync(["bun", "run", "--silent", "token"], { cwd: `${import.meta.dir}/../..`, env: { ...process.env, SANDBOX_DATA_DIR: dir, SANDBOX_API_TOKEN: "" } });
+    const first = run();
+    expect(first.exitCode).toBe(0);
+    const printed = first.stdout.toString().trim();
+    expect(printed).toBe(loadOrCreateToken(dir, undefined));
+    expect(run().stdout.toString().trim()).toBe(printed);
+    rmSync(dir, { recursive: true, force: true });
+    t = makeTestApp();
   });
 });
