@@ -13,6 +13,10 @@ import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
 import type { ExecService } from "./services/exec";
 import type { Supervisor } from "./supervisor/supervisor";
+import type { EventBus } from "./events/event-bus";
+import type { Metrics } from "./metrics";
+import { opsRoutes } from "./routes/ops";
+import type { DoctorReport } from "./services/doctor";
 
 export const OPENAPI_JSON_PATH = "/api/openapi.json";
 
@@ -24,9 +28,12 @@ export type AppDeps = {
   log: Logger;
   version: string;
   runtimeStatus: () => RuntimeStatus;
+  events: EventBus;
+  metrics: Metrics;
+  doctor: () => DoctorReport;
 };
 
-export function createApp({ services, execService, supervisor, token, log, version, runtimeStatus }: AppDeps) {
+export function createApp({ services, execService, supervisor, token, log, version, runtimeStatus, events, metrics, doctor }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -48,8 +55,9 @@ export function createApp({ services, execService, supervisor, token, log, versi
       .use(sessionRoutes(services))
       .use(sessionSandboxRoutes(services))
       .use(settingsRoutes(services))
-      .use(execRoutes(execService, supervisor))
+      .use(execRoutes(execService, supervisor, metrics))
       .use(vmRoutes(supervisor))
+      .use(opsRoutes(events, metrics, doctor))
   );
 }
 

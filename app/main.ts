@@ -9,6 +9,7 @@ import { MAX_BODY_BYTES } from "./http/json-body";
 import { createLogger } from "./log";
 import { createManager } from "./manager";
 import { setUpRuntime } from "./runtime-setup";
+import { runDoctor } from "./services/doctor";
 import { readHostLimits } from "./services/host-limits";
 import { recoverVms } from "./supervisor/recovery";
 
@@ -32,6 +33,16 @@ async function start() {
     image: rootfsDir,
     sharedDirs: config.sharedDirs,
     runtimeStatus: () => runtime.status,
+    doctor: () =>
+      runDoctor({
+        runtime: runtime.status,
+        capabilities: runtime.capabilities,
+        db,
+        dataDir: config.dataDir,
+        runtimeDir: config.runtimeDir,
+        rootfsDir,
+        tokenFromEnv: config.apiToken !== undefined,
+      }),
   });
   if (runtime.driver) await recoverVms(runtime.driver, manager, log);
   manager.supervisor.startSweeping();

@@ -11,6 +11,9 @@ import type { HostLimits } from "./services/host-limits";
 import type { LifecycleEvent } from "./services/lifecycle-events";
 import type { EnvDefaults } from "./services/settings";
 import { createSupervisor, type Supervisor } from "./supervisor/supervisor";
+import { createEventBus } from "./events/event-bus";
+import { createMetrics, type Metrics } from "./metrics";
+import type { DoctorReport } from "./services/doctor";
 
 export type ManagerDeps = {
   db: Database;
@@ -25,6 +28,7 @@ export type ManagerDeps = {
   image: string;
   sharedDirs: string[];
   runtimeStatus: () => RuntimeStatus;
+  doctor: () => DoctorReport;
   now?: () => number;
 };
 
@@ -40,6 +44,25 @@ function onLifecycle(supervisor: Supervisor, event: LifecycleEvent): void {
     case "cap-changed":
       return void supervisor.enforceCap();
   }
+}
+
+/** Keeps each root's last stop or removal in the database, so "why did my sandbox stop" has an answer. */
+function recordStops(events: ReturnType<typeof createEventBus>, services: ReturnType<typeof createServices>): void {
+  const stop = new AbortController();
+  void (async () => {
+    for await (const event of events.subscribe(stop.signal)) {
+      if (event.type !== "vm" || !event.rootSessionID) continue;
+      if (event.status !== "stopped" && event.status !== "evicted" && event.status !== "removed") continue;
+      // A deleted session has no row to annotate; its history goes with it.
+      if (event.reason === "deleted") continue;
+      try {
+        services.sessions.require(event.rootSessionID);
+        services.vmStops.record(event.rootSessionID, { vmName: event.vmName, status: event.status, reason: event.reason, at: event.at });
+      } catch {
+        // the session is gone
+      }
+    }
+  })();
 }
 
 export function createManager(deps: ManagerDeps) {
@@ -58,10 +81,26 @@ export function createManager(deps: ManagerDeps) {
       return false; // deleted, or its chain is broken
     }
   };
-  supervisor = createSupervisor({ driver: deps.driver, limits: () => services.settings.get(), now: deps.now, log: deps.log, stillWanted });
+  const events = createEventBus();
+  let metrics: Metrics | undefined;
+  supervisor = createSupervisor({ driver: deps.driver, limits: () => services.settings.get(), now: deps.now, log: deps.log, stillWanted, events, metrics: () => metrics });
+  const running = supervisor;
+  metrics = createMetrics({ runningVms: () => running.runningCount(), maxRunningVms: () => services.settings.get().maxRunningVms });
+  recordStops(events, services);
   const execService = createExecService({ ...services, image: deps.image, sharedDirs: deps.sharedDirs, runtimeUnavailable: deps.runtimeUnavailable });
-  const app = createApp({ services, execService, supervisor, token: deps.token, log: deps.log, version: deps.version, runtimeStatus: deps.runtimeStatus });
-  return { app, services, supervisor, execService };
+  const app = createApp({
+    services,
+    execService,
+    supervisor,
+    token: deps.token,
+    log: deps.log,
+    version: deps.version,
+    runtimeStatus: deps.runtimeStatus,
+    events,
+    metrics,
+    doctor: deps.doctor,
+  });
+  return { app, services, supervisor, execService, events, metrics };
 }
 
 export type Manager = ReturnType<typeof createManager>;

@@ -2,7 +2,7 @@
 // describes the choice for /api/health. With no usable runtime the manager still starts, and every
 // sandboxed command is refused with the reason (never run on the host).
 import { join } from "node:path";
-import type { RuntimeDriver } from "../runtime/driver";
+import type { Capability, RuntimeDriver } from "../runtime/driver";
 import { selectRuntime, type RuntimeSelection } from "../runtime/select";
 import { createDriver } from "../workers/create-driver";
 import type { DriverConfig } from "../workers/protocol";
@@ -15,6 +15,8 @@ export type RuntimeSetup = {
   /** A main-thread instance of the chosen driver, for startup recovery (list). */
   driver: RuntimeDriver | undefined;
   status: RuntimeStatus;
+  /** Both drivers' probe results, for the doctor. */
+  capabilities: { local: Capability; msb: Capability };
 };
 
 export type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; msbPath?: string; cgroupParent?: string };
@@ -34,5 +36,6 @@ export async function setUpRuntime(options: RuntimeOptions): Promise<RuntimeSetu
     driverConfig: chosen ? configs[chosen] : undefined,
     driver: chosen ? drivers[chosen] : undefined,
     status: { name: chosen ?? null, available: chosen !== undefined, version, reason: selection.reason, notUsed: selection.notUsed },
+    capabilities: { local, msb },
   };
 }

@@ -133,7 +133,7 @@ try {
   });
   if (manager && manager.proc.exitCode === null && client) {
     await attempt("sweep via SDK", async () => {
-      await client!.vms.sweep(0);
+      await client!.vms.sweep({ idleForMs: 0 });
       const left = (await client!.vms.list()).vms.map((vm) => vm.name);
       if (left.length > 0) throw new Error(`the manager still lists ${left.join(", ")}`);
     });

@@ -3,11 +3,13 @@
 import { treaty } from "@elysiajs/eden";
 import type { App } from "../app/index";
 import { ManagerUnreachableError, toSdkError } from "./errors";
+import { eventStream } from "./events";
 import { execStream, runCollected, type ExecRequest } from "./exec";
 
 export * from "./errors";
 export * from "./arbiter";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
+export type { SandboxEvent } from "./events";
 
 export type ClientOptions = {
   /** The manager's base URL, e.g. http://127.0.0.1:7878 */
@@ -68,11 +70,15 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     exec: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => execStream({ url, token, fetcher }, sessionId, request, signal),
     /** Runs a command and collects its output. */
     run: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => runCollected(execStream({ url, token, fetcher }, sessionId, request, signal)),
+    /** Server-sent events: VM lifecycle with reasons, and commands started/finished. Abort `signal` to stop. */
+    events: (signal?: AbortSignal) => eventStream({ url, token, fetcher }, signal),
+    /** Every precondition of a working sandbox, each problem with its fix. */
+    doctor: () => unwrap(() => api.doctor.get(), url),
     vms: {
       list: () => unwrap(() => api.vms.get(), url),
       remove: (name: string) => unwrap(() => api.vms({ name }).delete(), url),
-      /** Runs the idle sweep now; `idleForMs` overrides the idle threshold (0 removes every idle VM). */
-      sweep: (idleForMs?: number) => unwrap(() => api.vms.sweep.post({ idleForMs }), url),
+      /** Runs the idle sweep now; `idleForMs` overrides the threshold (0: every idle VM); `dryRun` only lists. */
+      sweep: (options: { idleForMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.vms.sweep.post(options), url),
     },
     settings: {
       get: () => unwrap(() => api.settings.sandbox.get(), url),

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { openDatabase } from "../app/db/open";
 import { createLogger } from "../app/log";
 import { createManager } from "../app/manager";
+import { runDoctor } from "../app/services/doctor";
 import type { HostLimits } from "../app/services/host-limits";
 import type { EnvDefaults } from "../app/services/settings";
 import { createClient } from "../sdk/index";
@@ -32,7 +33,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
   const logLines: string[] = [];
   const log = createLogger("debug", (line) => logLines.push(line));
   const runtime = options.runtime;
-  const { app, services, supervisor } = createManager({
+  const { app, services, supervisor, events, metrics } = createManager({
     db,
     host: options.host ?? TEST_HOST,
     envDefaults: options.envDefaults ?? {},
@@ -44,6 +45,18 @@ export function makeTestApp(options: TestAppOptions = {}) {
     runtimeUnavailable: runtime ? undefined : "this test runs without a runtime",
     image: runtime?.image ?? "/nonexistent-rootfs",
     sharedDirs: options.sharedDirs ?? [],
+    doctor: () =>
+      runDoctor({
+        runtime: runtime
+          ? { name: "local", available: true, version: "test", reason: "test runtime", notUsed: {} }
+          : { name: null, available: false, version: null, reason: "tests run without a runtime", notUsed: {} },
+        capabilities: {},
+        db,
+        dataDir,
+        runtimeDir: runtime?.stateDir ?? dataDir,
+        rootfsDir: runtime?.image ?? "/nonexistent-rootfs",
+        tokenFromEnv: true,
+      }),
     runtimeStatus: () =>
       runtime
         ? { name: "local", available: true, version: "test", reason: "test runtime", notUsed: {} }
@@ -63,7 +76,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     db.close();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
-  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup };
+  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup, events, metrics };
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>;

@@ -34,6 +34,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 3,
+    description: "the last stop or removal of each root session's VM, so 'why did my sandbox stop' has an answer",
+    sql: `
+      CREATE TABLE vm_stops (
+        root_session_id TEXT PRIMARY KEY,
+        vm_name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT,
+        at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

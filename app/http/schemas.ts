@@ -69,6 +69,12 @@ export const SessionSandbox = t.Object({
   }),
   toggledAt: t.Nullable(Type.Integer({ description: "Unix epoch milliseconds of the last explicit toggle" })),
   vmName: t.String(),
+  lastStop: t.Nullable(
+    t.Object(
+      { vmName: t.String(), status: t.String(), reason: t.Nullable(t.String()), at: Type.Integer() },
+      { description: "The last stop or removal of this root's VM and its reason (idle, cap, toggle-off, deleted, spec-change, crash, sweep, manual, disabled)" },
+    ),
+  ),
 });
 export type SessionSandbox = Static<typeof SessionSandbox>;
 

@@ -5,6 +5,7 @@ import { Elysia, t } from "elysia";
 import { DomainError } from "../errors";
 import { parseJsonObject } from "../http/json-body";
 import { ErrorBody, ExecBody, SessionParams } from "../http/schemas";
+import type { Metrics } from "../metrics";
 import type { ExecService } from "../services/exec";
 import type { Supervisor } from "../supervisor/supervisor";
 
@@ -16,11 +17,22 @@ export type ExecStreamEvent =
 
 const encoder = new TextEncoder();
 
-export function execRoutes(execService: ExecService, supervisor: Supervisor) {
+/** Counts a refusal (anything that stopped a command before it ran) and passes the error on. */
+function refused(metrics: Metrics, error: unknown): never {
+  metrics.refusals.inc({ reason: error instanceof DomainError ? error.errorCode.toLowerCase() : "internal" });
+  throw error;
+}
+
+export function execRoutes(execService: ExecService, supervisor: Supervisor, metrics: Metrics) {
   return new Elysia().post(
     "/api/sessions/:id/exec",
     async ({ params, body, request, server }) => {
-      const prepared = execService.prepare(params.id, body);
+      let prepared: ReturnType<ExecService["prepare"]>;
+      try {
+        prepared = execService.prepare(params.id, body);
+      } catch (error) {
+        refused(metrics, error);
+      }
       // A quiet command must not be cut by the server's idle timeout; the exec has its own.
       server?.timeout(request, 0);
       const cancel = new AbortController();
@@ -42,6 +54,7 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor) {
       const outcome = supervisor
         .exec({
           ...prepared,
+          callID: body.callID,
           signal: cancel.signal,
           onStarted: () => started.resolve("started"),
           onChunk: (name, data) => write({ type: name, data: Buffer.from(data).toString("base64") }),
@@ -49,7 +62,7 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor) {
         .then((result) => ({ ok: true as const, result }), (error: unknown) => ({ ok: false as const, error }));
 
       const first = await Promise.race([started.promise, outcome]);
-      if (first !== "started" && !first.ok) throw first.error; // nothing ran: an ordinary error response
+      if (first !== "started" && !first.ok) refused(metrics, first.error); // nothing ran: an ordinary error response
       write({ type: "started", vmName: prepared.spec.name, callID: body.callID ?? null });
       void outcome.then((settled) => {
         if (settled.ok) write({ type: "exit", ...settled.result });

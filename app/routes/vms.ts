@@ -23,12 +23,22 @@ export function vmRoutes(supervisor: Supervisor) {
       }),
       { response: { 200: t.Object({ vms: t.Array(Vm) }), 401: ErrorBody }, detail: { summary: "Every VM the manager knows, with status, spec and use times" } },
     )
-    .post("/sweep", async ({ body }) => ({ removed: await supervisor.sweep(body.idleForMs) }), {
-      parse: parseJsonObject,
-      body: t.Object({ idleForMs: t.Optional(Type.Integer({ minimum: 0, description: "Default: max(idleStopMinutes, execTimeoutMs)" })) }, { additionalProperties: false }),
-      response: { 200: t.Object({ removed: t.Array(t.String()) }), 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody },
-      detail: { summary: "Run the idle sweep now: remove every VM (and its volume) unused for idleForMs" },
-    })
+    .post(
+      "/sweep",
+      async ({ body }) => ({ removed: await supervisor.sweep(body.idleForMs, { dryRun: body.dryRun ?? false }), dryRun: body.dryRun ?? false }),
+      {
+        parse: parseJsonObject,
+        body: t.Object(
+          {
+            idleForMs: t.Optional(Type.Integer({ minimum: 0, description: "Default: max(idleStopMinutes, execTimeoutMs); given, the reason is \"manual\"" })),
+            dryRun: t.Optional(t.Boolean({ description: "Only list what would be removed" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: t.Object({ removed: t.Array(t.String()), dryRun: t.Boolean() }), 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody },
+        detail: { summary: "Run the idle sweep now: remove every VM (and its volume) unused for idleForMs; dryRun only lists them" },
+      },
+    )
     .delete(
       "/:name",
       async ({ params }) => {

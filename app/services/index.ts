@@ -2,6 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { createSessionsRepo } from "../db/sessions-repo";
 import { createSettingsRepo } from "../db/settings-repo";
+import { createVmStopsRepo } from "../db/vm-stops-repo";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
 import { createSessionSandboxService } from "./session-sandbox";
@@ -19,10 +20,14 @@ export type ServiceDeps = {
 
 export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
+  const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify);
-  const sessions = createSessionsService(sessionsRepo, settings, now, notify);
-  const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now, notify);
-  return { host, settings, sessions, sessionSandbox };
+  const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
+    if (event.type === "sessions-deleted") vmStops.forget(event.sessionIds);
+    notify(event);
+  });
+  const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now, notify, vmStops);
+  return { host, settings, sessions, sessionSandbox, vmStops };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,5 +1,6 @@
 // A session's sandbox mode and resources: read through the root, change only on a root.
 import type { ModeSource, SessionsRepo } from "../db/sessions-repo";
+import type { VmStop, VmStopsRepo } from "../db/vm-stops-repo";
 import { ChildSessionLockedError, SandboxDisabledError } from "../errors";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
@@ -20,6 +21,8 @@ export type SessionSandboxView = {
   resources: { override: ResourceOverride | null; effective: Resources };
   toggledAt: number | null;
   vmName: string;
+  /** The last time this root's VM stopped or was removed, and why; null if it never did. */
+  lastStop: VmStop | null;
 };
 
 export type SessionSandboxUpdate = {
@@ -34,6 +37,7 @@ export function createSessionSandboxService(
   host: HostLimits,
   now: () => number,
   notify: Notify = () => undefined,
+  vmStops?: VmStopsRepo,
 ) {
   function get(id: string): SessionSandboxView {
     const session = sessions.require(id);
@@ -55,6 +59,7 @@ export function createSessionSandboxService(
       },
       toggledAt: root.toggledAt,
       vmName: vmNameFor(root.id),
+      lastStop: vmStops?.get(root.id) ?? null,
     };
   }
 

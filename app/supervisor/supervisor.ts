@@ -3,9 +3,11 @@
 import type { VmInfo, VmSpec } from "../../runtime/driver";
 import { ActorCallError } from "../../workers/actor-handle";
 import { createActorRegistry } from "../../workers/actor-registry";
-import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
+import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason, VmStatus } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, VmCapReachedError, VmNotFoundError } from "../errors";
+import type { EventBus, VmEventStatus } from "../events/event-bus";
 import type { Logger } from "../log";
+import type { Metrics } from "../metrics";
 import { holdsSlot, newRecord, ROOT_LABEL, type VmRecord } from "./vm-records";
 
 export const SWEEP_INTERVAL_MS = 60_000;
@@ -23,10 +25,14 @@ export type SupervisorDeps = {
    * command is handed to its actor: a delete or toggle-off during an admission must not boot a VM.
    */
   stillWanted: (rootSessionId: string) => boolean;
+  events: EventBus;
+  /** Set once the manager has built its metrics (they read the supervisor back). */
+  metrics: () => Metrics | undefined;
 };
 
 export type ExecInput = {
   rootSessionId: string;
+  callID?: string;
   spec: VmSpec;
   command: ExecCommand;
   signal?: AbortSignal;
@@ -34,13 +40,46 @@ export type ExecInput = {
   onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
 };
 
-export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted }: SupervisorDeps) {
+export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics }: SupervisorDeps) {
   const records = new Map<string, VmRecord>();
   const bootTime = now();
   const registry = createActorRegistry(driver, {
     state: onActorState,
-    crashed: (vmName) => log.warn("session actor crashed; a new one rediscovers its VM", { vmName }),
+    crashed: (vmName) => {
+      log.warn("session actor crashed; a new one rediscovers its VM", { vmName });
+      publishVm(vmName, records.get(vmName)?.rootSessionId ?? null, "actor-crashed", "crash");
+    },
   });
+  const bootStartedAt = new Map<string, number>();
+
+  function publishVm(vmName: string, rootSessionID: string | null, status: VmEventStatus, reason: StopReason | null): void {
+    events.publish({ type: "vm", vmName, rootSessionID, status, reason, at: now() });
+  }
+
+  /** Turns an actor's status change into an event and metrics: booting, running, stopped/evicted, removed. */
+  function reportTransition(record: VmRecord, previous: VmStatus, state: ActorState): void {
+    if (state.status === previous) return;
+    const m = metrics();
+    if (state.status === "booting") {
+      bootStartedAt.set(record.vmName, performance.now());
+      publishVm(record.vmName, record.rootSessionId, "booting", state.lastStopReason === "spec-change" ? "spec-change" : null);
+    } else if (state.status === "running") {
+      const started = bootStartedAt.get(record.vmName);
+      bootStartedAt.delete(record.vmName);
+      if (started !== undefined) {
+        m?.boots.inc();
+        m?.bootDuration.observe((performance.now() - started) / 1000);
+      }
+      publishVm(record.vmName, record.rootSessionId, "running", null);
+    } else if (state.status === "stopped" && previous === "stopping") {
+      const evicted = state.lastStopReason === "cap";
+      if (evicted) m?.evictions.inc();
+      publishVm(record.vmName, record.rootSessionId, evicted ? "evicted" : "stopped", state.lastStopReason);
+    } else if (state.status === "absent" && previous === "removing") {
+      m?.removals.inc({ reason: state.lastStopReason ?? "unknown" });
+      publishVm(record.vmName, record.rootSessionId, "removed", state.lastStopReason);
+    }
+  }
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
 
   function onActorState(state: ActorState): void {
@@ -50,6 +89,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       record = newRecord(state.vmName, state.spec?.labels[ROOT_LABEL] ?? null, now());
       records.set(state.vmName, record);
     }
+    reportTransition(record, record.status, state);
     record.status = state.status;
     record.spec = state.spec;
     record.createdAt = state.createdAt;
@@ -123,7 +163,26 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       // or comes after (its removal message follows this exec and cancels it).
       if (!stillWanted(input.rootSessionId)) throw new NotSandboxedError(input.rootSessionId, "its sandbox was withdrawn while the command waited for a place");
       const handle = registry.get(vmName);
-      const { execId, done } = handle.exec(input.spec, input.command, { onStarted: input.onStarted, onChunk: input.onChunk });
+      const execEvent = { type: "exec" as const, vmName, rootSessionID: input.rootSessionId, callID: input.callID ?? null };
+      let startedAt = 0;
+      const onStarted = () => {
+        startedAt = performance.now();
+        events.publish({ ...execEvent, phase: "started", exitCode: null, timedOut: false, cancelled: false, at: now() });
+        input.onStarted();
+      };
+      const { execId, done } = handle.exec(input.spec, input.command, { onStarted, onChunk: input.onChunk });
+      void done.then(
+        (outcome) => {
+          const kind = outcome.timedOut ? "timeout" : outcome.cancelled ? "cancelled" : outcome.exitCode === 0 ? "ok" : "nonzero";
+          metrics()?.execs.inc({ outcome: kind });
+          metrics()?.execDuration.observe((performance.now() - startedAt) / 1000);
+          events.publish({ ...execEvent, phase: "finished", ...outcome, at: now() });
+        },
+        () => {
+          metrics()?.execs.inc({ outcome: "failed" });
+          events.publish({ ...execEvent, phase: "finished", exitCode: null, timedOut: false, cancelled: false, at: now() });
+        },
+      );
       const cancel = () => void handle.cancel(execId).catch(() => undefined);
       input.signal?.addEventListener("abort", cancel, { once: true });
       try {
@@ -167,14 +226,16 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
 
   /**
    * Removes every VM unused for max(idleStopMinutes, execTimeoutMs), or for `idleForMs` when given (an
-   * operator's prune). Returns the names removed.
+   * operator's prune, reason "manual"). With `dryRun` it only names them. Returns the names.
    */
-  async function sweep(idleForMs = Math.max(limits().idleStopMinutes * 60_000, limits().execTimeoutMs)): Promise<string[]> {
-    const due = [...records.values()].filter((r) => r.activeExecs === 0 && now() - r.lastUsedAt >= idleForMs);
+  async function sweep(idleForMs?: number, { dryRun = false } = {}): Promise<string[]> {
+    const threshold = idleForMs ?? Math.max(limits().idleStopMinutes * 60_000, limits().execTimeoutMs);
+    const due = [...records.values()].filter((r) => r.activeExecs === 0 && r.waitingExecs === 0 && now() - r.lastUsedAt >= threshold);
+    if (dryRun) return due.map((r) => r.vmName);
     const removed: string[] = [];
     for (const record of due) {
       try {
-        await remove(record.vmName, record.adopted ? "sweep" : "idle");
+        await remove(record.vmName, idleForMs !== undefined ? "manual" : record.adopted ? "sweep" : "idle");
         removed.push(record.vmName);
       } catch (error) {
         log.error("sweep could not remove a VM", { vmName: record.vmName, error: String(error) });
@@ -229,6 +290,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       await remove(vmName, "manual");
     },
     list: (): VmRecord[] => [...records.values()].map((r) => ({ ...r })),
+    runningCount: () => [...records.values()].filter((r) => r.status === "running").length,
     namesForRoots: (rootIds: Set<string>) => [...records.values()].filter((r) => r.rootSessionId && rootIds.has(r.rootSessionId)).map((r) => r.vmName),
     allNames: () => [...records.keys()],
     liveActors: () => registry.liveActors(),

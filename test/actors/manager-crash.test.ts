@@ -53,7 +53,7 @@ const vmDirs = () => {
 
 /** After recovery and one sweep: nothing in the runtime's state, volumes, uid slots or cgroups. */
 async function expectNothingLeft(client: ReturnType<typeof createClient>): Promise<void> {
-  await client.vms.sweep(0);
+  await client.vms.sweep({ idleForMs: 0 });
   const stateDir = join(`${dataDir}-runtime`, "local");
   const driver = createLocalDriver({ stateDir, rootfsDir: image, cgroupParent });
   expect(await driver.list({})).toEqual([]);

@@ -112,6 +112,18 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     422: { method: "DELETE", path: "/api/vms/..%2Fetc" },
     503: { elsewhere: "test/actors/actor-crash.test.ts" },
   },
+  "GET /api/events": {
+    200: { elsewhere: "test/ops/events.test.ts" },
+    401: { method: "GET", path: "/api/events", token: null },
+  },
+  "GET /metrics": {
+    200: { method: "GET", path: "/metrics" },
+    401: { method: "GET", path: "/metrics", token: null },
+  },
+  "GET /api/doctor": {
+    200: { method: "GET", path: "/api/doctor" },
+    401: { method: "GET", path: "/api/doctor", token: null },
+  },
   "GET /api/settings/sandbox": {
     200: { method: "GET", path: "/api/settings/sandbox" },
     401: { method: "GET", path: "/api/settings/sandbox", token: null },

@@ -1,0 +1,4 @@
+// The package ships no types; only what test/ops uses.
+declare module "parse-prometheus-text-format" {
+  export default function parsePrometheusTextFormat(text: string): unknown[];
+}
