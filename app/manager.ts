@@ -65,6 +65,17 @@ function recordStops(events: ReturnType<typeof createEventBus>, services: Return
   })();
 }
 
+/** One JSON log line per event (VM lifecycle at info, commands at debug: they are many). */
+function logEvents(events: ReturnType<typeof createEventBus>, log: Logger): void {
+  const stop = new AbortController();
+  void (async () => {
+    for await (const event of events.subscribe(stop.signal)) {
+      if (event.type === "vm") log.info(`vm ${event.status}`, { ...event });
+      else log.debug(`exec ${event.phase}`, { ...event });
+    }
+  })();
+}
+
 export function createManager(deps: ManagerDeps) {
   let supervisor: Supervisor | undefined;
   const services = createServices({
@@ -87,6 +98,7 @@ export function createManager(deps: ManagerDeps) {
   const running = supervisor;
   metrics = createMetrics({ runningVms: () => running.runningCount(), maxRunningVms: () => services.settings.get().maxRunningVms });
   recordStops(events, services);
+  logEvents(events, deps.log);
   const execService = createExecService({ ...services, image: deps.image, sharedDirs: deps.sharedDirs, runtimeUnavailable: deps.runtimeUnavailable });
   const app = createApp({
     services,

@@ -23,7 +23,7 @@ beforeAll(async () => {
   void (async () => {
     for await (const event of f.client.events(stop.signal)) seen.push(event);
   })();
-  await eventually(() => f.events.subscriberCount() > 1); // ours, besides the manager's own stop recorder
+  await eventually(() => f.events.subscriberCount() > 2); // ours, besides the manager's stop recorder and logger
 }, 600_000);
 afterAll(async () => {
   stop.abort();
