@@ -158,3 +158,8 @@ export const Vm = t.Object({
   lastStopReason: t.Nullable(t.String()),
 });
 export type Vm = Static<typeof Vm>;
+
+/** The error entries of a route's `response`: each status answers `{ code, message }`. */
+export function errors<const S extends number>(...statuses: S[]): Record<S, typeof ErrorBody> {
+  return Object.fromEntries(statuses.map((status) => [status, ErrorBody])) as Record<S, typeof ErrorBody>;
+}

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import { DomainError } from "../errors";
 import { parseJsonObject } from "../http/json-body";
-import { ErrorBody, ExecBody, SessionParams } from "../http/schemas";
+import { errors, ExecBody, SessionParams } from "../http/schemas";
 import type { Metrics } from "../metrics";
 import type { ExecService } from "../services/exec";
 import type { Supervisor } from "../supervisor/supervisor";
@@ -79,18 +79,7 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
       params: SessionParams,
       parse: parseJsonObject,
       body: ExecBody,
-      response: {
-        200: t.String({ description: "NDJSON stream of ExecStreamEvent" }),
-        400: ErrorBody,
-        401: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        413: ErrorBody,
-        415: ErrorBody,
-        422: ErrorBody,
-        429: ErrorBody,
-        503: ErrorBody,
-      },
+      response: { 200: t.String({ description: "NDJSON stream of ExecStreamEvent" }), ...errors(400, 401, 404, 409, 413, 415, 422, 429, 503) },
       detail: { summary: "Run `sh -c <command>` in the session's VM; streams NDJSON (started, stdout/stderr base64 chunks, exit or error)" },
     },
   );

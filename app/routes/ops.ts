@@ -1,7 +1,7 @@
 // Operating the manager: the event stream (SSE), Prometheus metrics, and the doctor report.
 import { Elysia, t } from "elysia";
 import type { EventBus } from "../events/event-bus";
-import { ErrorBody } from "../http/schemas";
+import { errors } from "../http/schemas";
 import type { Metrics } from "../metrics";
 import type { DoctorReport } from "../services/doctor";
 
@@ -37,7 +37,7 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
         return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-store" } });
       },
       {
-        response: { 200: t.String({ description: "text/event-stream: `event: vm|exec` with a JSON SandboxEvent" }), 401: ErrorBody },
+        response: { 200: t.String({ description: "text/event-stream: `event: vm|exec` with a JSON SandboxEvent" }), ...errors(401) },
         detail: { summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, and exec started/finished" },
       },
     )
@@ -45,12 +45,12 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
       "/metrics",
       async () => new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } }),
       {
-        response: { 200: t.String({ description: "Prometheus text format" }), 401: ErrorBody },
+        response: { 200: t.String({ description: "Prometheus text format" }), ...errors(401) },
         detail: { summary: "Prometheus metrics: running VMs and the cap, boots, execs, evictions, removals and refusals" },
       },
     )
     .get("/api/doctor", () => doctor(), {
-      response: { 200: t.Object({ ok: t.Boolean(), checks: t.Array(DoctorCheck) }), 401: ErrorBody },
+      response: { 200: t.Object({ ok: t.Boolean(), checks: t.Array(DoctorCheck) }), ...errors(401) },
       detail: { summary: "Checks the runtime, KVM, msb, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix" },
     });
 }

@@ -1,30 +1,21 @@
 // /api/session-sandbox/:id: a session's sandbox mode and resources.
 import { Elysia } from "elysia";
 import { parseJsonObject } from "../http/json-body";
-import { ErrorBody, SessionParams, SessionSandbox, SessionSandboxUpdate } from "../http/schemas";
+import { errors, SessionParams, SessionSandbox, SessionSandboxUpdate } from "../http/schemas";
 import type { Services } from "../services";
 
 export function sessionSandboxRoutes({ sessionSandbox }: Services) {
   return new Elysia({ prefix: "/api/session-sandbox" })
     .get("/:id", ({ params }) => sessionSandbox.get(params.id), {
       params: SessionParams,
-      response: { 200: SessionSandbox, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
+      response: { 200: SessionSandbox, ...errors(400, 401, 404, 409, 422) },
       detail: { summary: "A session's effective sandbox mode, its source, resources and VM name" },
     })
     .put("/:id", ({ params, body }) => sessionSandbox.update(params.id, body), {
       params: SessionParams,
       parse: parseJsonObject,
       body: SessionSandboxUpdate,
-      response: {
-        200: SessionSandbox,
-        400: ErrorBody,
-        401: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        413: ErrorBody,
-        415: ErrorBody,
-        422: ErrorBody,
-      },
+      response: { 200: SessionSandbox, ...errors(400, 401, 404, 409, 413, 415, 422) },
       detail: {
         summary: "Toggle a root session's sandbox and set or clear (null) its resource override; applies to its next command",
       },

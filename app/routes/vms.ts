@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { parseJsonObject } from "../http/json-body";
-import { ErrorBody, Vm, VmParams } from "../http/schemas";
+import { errors, Vm, VmParams } from "../http/schemas";
 import type { Supervisor } from "../supervisor/supervisor";
 
 export function vmRoutes(supervisor: Supervisor) {
@@ -21,7 +21,7 @@ export function vmRoutes(supervisor: Supervisor) {
           lastStopReason: r.lastStopReason,
         })),
       }),
-      { response: { 200: t.Object({ vms: t.Array(Vm) }), 401: ErrorBody }, detail: { summary: "Every VM the manager knows, with status, spec and use times" } },
+      { response: { 200: t.Object({ vms: t.Array(Vm) }), ...errors(401) }, detail: { summary: "Every VM the manager knows, with status, spec and use times" } },
     )
     .post(
       "/sweep",
@@ -35,7 +35,7 @@ export function vmRoutes(supervisor: Supervisor) {
           },
           { additionalProperties: false },
         ),
-        response: { 200: t.Object({ removed: t.Array(t.String()), dryRun: t.Boolean() }), 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody },
+        response: { 200: t.Object({ removed: t.Array(t.String()), dryRun: t.Boolean() }), ...errors(400, 401, 413, 415, 422) },
         detail: { summary: "Run the idle sweep now: remove every VM (and its volume) unused for idleForMs; dryRun only lists them" },
       },
     )
@@ -47,7 +47,7 @@ export function vmRoutes(supervisor: Supervisor) {
       },
       {
         params: VmParams,
-        response: { 200: t.Object({ removed: t.String() }), 401: ErrorBody, 404: ErrorBody, 422: ErrorBody, 503: ErrorBody },
+        response: { 200: t.Object({ removed: t.String() }), ...errors(401, 404, 422, 503) },
         detail: { summary: "Remove a VM and its data volume (its running commands are cancelled)" },
       },
     );

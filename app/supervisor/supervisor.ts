@@ -3,11 +3,12 @@
 import type { VmInfo, VmSpec } from "../../runtime/driver";
 import { ActorCallError } from "../../workers/actor-handle";
 import { createActorRegistry } from "../../workers/actor-registry";
-import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason, VmStatus } from "../../workers/protocol";
+import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, VmCapReachedError, VmNotFoundError } from "../errors";
-import type { EventBus, VmEventStatus } from "../events/event-bus";
+import type { EventBus } from "../events/event-bus";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
+import { createTransitionReporter } from "./transitions";
 import { holdsSlot, newRecord, ROOT_LABEL, type VmRecord } from "./vm-records";
 
 export const SWEEP_INTERVAL_MS = 60_000;
@@ -47,41 +48,11 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     state: onActorState,
     crashed: (vmName) => {
       log.warn("session actor crashed; a new one rediscovers its VM", { vmName });
-      publishVm(vmName, records.get(vmName)?.rootSessionId ?? null, "actor-crashed", "crash");
+      report.crashed(vmName, records.get(vmName)?.rootSessionId ?? null);
     },
   });
-  const bootStartedAt = new Map<string, number>();
-
-  function publishVm(vmName: string, rootSessionID: string | null, status: VmEventStatus, reason: StopReason | null): void {
-    events.publish({ type: "vm", vmName, rootSessionID, status, reason, at: now() });
-  }
-
-  /** Turns an actor's status change into an event and metrics: booting, running, stopped/evicted, removed. */
-  function reportTransition(record: VmRecord, previous: VmStatus, state: ActorState): void {
-    if (state.status === previous) return;
-    const m = metrics();
-    if (state.status === "booting") {
-      bootStartedAt.set(record.vmName, performance.now());
-      publishVm(record.vmName, record.rootSessionId, "booting", state.lastStopReason === "spec-change" ? "spec-change" : null);
-    } else if (state.status === "running") {
-      const started = bootStartedAt.get(record.vmName);
-      bootStartedAt.delete(record.vmName);
-      if (started !== undefined) {
-        m?.boots.inc();
-        m?.bootDuration.observe((performance.now() - started) / 1000);
-      }
-      publishVm(record.vmName, record.rootSessionId, "running", null);
-    } else if (state.status === "stopped" && previous === "stopping") {
-      const evicted = state.lastStopReason === "cap";
-      if (evicted) m?.evictions.inc();
-      publishVm(record.vmName, record.rootSessionId, evicted ? "evicted" : "stopped", state.lastStopReason);
-    } else if (state.status === "absent" && previous === "removing") {
-      m?.removals.inc({ reason: state.lastStopReason ?? "unknown" });
-      publishVm(record.vmName, record.rootSessionId, "removed", state.lastStopReason);
-    }
-  }
+  const report = createTransitionReporter(events, metrics, now);
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
-
   function onActorState(state: ActorState): void {
     let record = records.get(state.vmName);
     if (!record) {
@@ -89,7 +60,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       record = newRecord(state.vmName, state.spec?.labels[ROOT_LABEL] ?? null, now());
       records.set(state.vmName, record);
     }
-    reportTransition(record, record.status, state);
+    report.transition(record, record.status, state);
     record.status = state.status;
     record.spec = state.spec;
     record.createdAt = state.createdAt;
