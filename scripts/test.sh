@@ -9,7 +9,7 @@ bun run typecheck || exit 1
 
 echo "==> bun test" >&2
 log=$(mktemp)
-bun test "$@" 2>&1 | tee "$log"
+bun test --timeout 120000 "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 passed=$(grep -Eo '^ *[0-9]+ pass$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
 failed=$(grep -Eo '^ *[0-9]+ fail$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)

@@ -25,6 +25,8 @@ export type OpencodeServer = {
   logLines: string[];
   /** JSON request against the server, scoped to the project directory. */
   call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** The same server seen from another directory (its own instance, config and plugin options). */
+  at(directory: string): OpencodeServer;
   stop(): Promise<void>;
 };
 
@@ -91,10 +93,10 @@ export async function startOpencode({ root, projectDir, config, env = {} }: Open
     await proc.exited;
     throw error;
   }
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+  const callIn = async <T>(directory: string, method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(`${url}${path}`, {
       method,
-      headers: { "content-type": "application/json", "x-opencode-directory": projectDir },
+      headers: { "content-type": "application/json", "x-opencode-directory": directory },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(120_000),
     });
@@ -102,12 +104,13 @@ export async function startOpencode({ root, projectDir, config, env = {} }: Open
     if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${text.slice(0, 500)}`);
     return (text ? JSON.parse(text) : undefined) as T;
   };
-  return {
+  const server: OpencodeServer = {
     url,
     pid: proc.pid,
     projectDir,
     logLines,
-    call,
+    call: (method, path, body) => callIn(projectDir, method, path, body),
+    at: (directory) => ({ ...server, projectDir: directory, call: (method, path, body) => callIn(directory, method, path, body) }),
     async stop() {
       proc.kill("SIGTERM");
       const killer = setTimeout(() => proc.kill("SIGKILL"), 5_000);
@@ -115,4 +118,5 @@ export async function startOpencode({ root, projectDir, config, env = {} }: Open
       clearTimeout(killer);
     },
   };
+  return server;
 }

@@ -1,0 +1,46 @@
+// The session-sandbox OpenCode plugin: replaces the `bash` tool, tags spawned shells for the shim, keeps
+// the manager's sessions in step with OpenCode's, and offers a read-only `sandbox` tool. Talks to the
+// manager only through sdk/. Export nothing but the plugin function: OpenCode calls every export.
+import type { Plugin } from "@opencode-ai/plugin";
+import { join } from "node:path";
+import { createBashTool } from "./bash-tool";
+import { loadPluginConfig } from "./config";
+import { addInstance, managerOf, removeInstance } from "./provider";
+import { createSandboxTool } from "./sandbox-tool";
+import { createSessionTracker, type OpencodeSession } from "./sessions";
+import { createShellEnvHook } from "./shell-env";
+
+const SHIM = join(import.meta.dir, "shim");
+
+export const SessionSandboxPlugin: Plugin = async (input, options) => {
+  const config = loadPluginConfig(process.env, options ?? {});
+  const instance = addInstance(input.directory, config);
+  const log = (message: string, extra: object = {}) =>
+    void input.client.app.log({ body: { service: "session-sandbox", level: "warn", message, extra: extra as Record<string, unknown> } }).catch(() => undefined);
+  const fetchSession = async (id: string): Promise<OpencodeSession | null> => {
+    const result = await input.client.session.get({ path: { id }, query: { directory: input.directory } });
+    return result.data ? { id: result.data.id, directory: result.data.directory, parentID: result.data.parentID ?? null } : null;
+  };
+  const sessions = createSessionTracker(() => managerOf(instance), fetchSession, log);
+  if (!config.token) log("session-sandbox is not configured; every shell command will be refused", { problem: config.problem });
+
+  return {
+    // The shim must also be set as `shell` in a config file (PTY terminals and the V2 runtime read only
+    // files); setting it here too covers `!` shell mode when the file forgot it.
+    config: async (cfg) => {
+      const record = cfg as Record<string, unknown>;
+      if (!record.shell) record.shell = SHIM;
+    },
+    event: async ({ event }) => {
+      if (event.type === "session.created") {
+        const info = event.properties.info;
+        sessions.onCreated({ id: info.id, directory: info.directory, parentID: info.parentID ?? null });
+      } else if (event.type === "session.deleted") {
+        await sessions.onDeleted(event.properties.info.id);
+      }
+    },
+    tool: { bash: createBashTool(sessions), sandbox: createSandboxTool(sessions) },
+    "shell.env": createShellEnvHook(instance, sessions),
+    dispose: async () => removeInstance(input.directory),
+  };
+};
