@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   "RUNTIME_FAILED",
   "VM_NOT_FOUND",
   "UNSAFE_MOUNT",
+  "NETWORK_POLICY_INVALID",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -193,5 +194,12 @@ export class VmNotFoundError extends DomainError {
 export class UnsafeMountError extends DomainError {
   constructor(path: string) {
     super(400, "UNSAFE_MOUNT", `refusing to mount ${JSON.stringify(path)} into a sandbox: it exposes the host; start the session inside a project directory`);
+  }
+}
+
+/** Thrown when a network policy entry is not a domain, an address or a known keyword. */
+export class NetworkPolicyInvalidError extends DomainError {
+  constructor(message: string) {
+    super(400, "NETWORK_POLICY_INVALID", message);
   }
 }

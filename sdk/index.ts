@@ -63,7 +63,8 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     },
     sandbox: {
       get: (id: string) => unwrap(() => api["session-sandbox"]({ id }).get(), url),
-      set: (id: string, change: { sandboxed?: boolean; resources?: { cpus?: number; memoryMib?: number } | null }) =>
+      /** `{sandboxed?, resources?: {cpus?, memoryMib?} | null, network?: NetworkPolicy | null}`; null clears an override. */
+      set: (id: string, change: Parameters<ReturnType<(typeof api)["session-sandbox"]>["put"]>[0]) =>
         unwrap(() => api["session-sandbox"]({ id }).put(change), url),
     },
     /** Streams a command's events (started, stdout/stderr bytes, exit). Abort `signal` to cancel it in the VM. */

@@ -47,6 +47,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 4,
+    description: "a root session's network policy override (JSON), null when it follows the settings",
+    sql: `ALTER TABLE sessions ADD COLUMN network_override TEXT;`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -14,6 +14,8 @@ export type SessionRow = {
   toggledAt: number | null;
   cpusOverride: number | null;
   memoryMibOverride: number | null;
+  /** JSON of a NetworkPolicy, or null when the root follows the settings. */
+  networkOverride: string | null;
 };
 
 type RawRow = {
@@ -27,6 +29,7 @@ type RawRow = {
   toggled_at: number | null;
   cpus_override: number | null;
   memory_mib_override: number | null;
+  network_override: string | null;
 };
 
 function fromRaw(raw: RawRow): SessionRow {
@@ -41,20 +44,21 @@ function fromRaw(raw: RawRow): SessionRow {
     toggledAt: raw.toggled_at,
     cpusOverride: raw.cpus_override,
     memoryMibOverride: raw.memory_mib_override,
+    networkOverride: raw.network_override,
   };
 }
 
-export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride">;
+export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride">;
 
 export function createSessionsRepo(db: Database) {
   const byId = db.query<RawRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const insert = db.query(
-    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override)
-     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride)`,
+    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override)
+     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride)`,
   );
   const updateMode = db.query(
     `UPDATE sessions SET sandboxed = $sandboxed, mode_source = $modeSource, toggled_at = $toggledAt,
-       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride WHERE id = $id`,
+       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride, network_override = $networkOverride WHERE id = $id`,
   );
   const descendants = db.query<{ id: string }, [string]>(
     `WITH RECURSIVE tree(id) AS (

@@ -57,6 +57,19 @@ const MemoryMib = Type.Integer({ description: "MiB, at least 128 and at most the
 
 export const Resources = t.Object({ cpus: Type.Integer(), memoryMib: Type.Integer() });
 
+/** Egress: none (loopback only, the default), an allowlist of domains and keywords, or all. */
+export const NetworkPolicy = t.Union([
+  t.Object({ mode: t.Literal("none") }, { additionalProperties: false }),
+  t.Object({ mode: t.Literal("all") }, { additionalProperties: false }),
+  t.Object(
+    {
+      mode: t.Literal("allowlist"),
+      allow: t.Array(t.String({ minLength: 1, maxLength: 260, description: "a domain (api.github.com, *.example.com) or public, private, loopback, link-local, metadata, host" }), { maxItems: 256 }),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
 export const SessionSandbox = t.Object({
   sessionID: t.String(),
   rootSessionID: t.String(),
@@ -67,6 +80,7 @@ export const SessionSandbox = t.Object({
     override: t.Nullable(t.Object({ cpus: t.Nullable(Type.Integer()), memoryMib: t.Nullable(Type.Integer()) })),
     effective: Resources,
   }),
+  network: t.Object({ override: t.Nullable(NetworkPolicy), effective: NetworkPolicy }),
   toggledAt: t.Nullable(Type.Integer({ description: "Unix epoch milliseconds of the last explicit toggle" })),
   vmName: t.String(),
   lastStop: t.Nullable(
@@ -84,6 +98,7 @@ export const SessionSandboxUpdate = t.Object(
     resources: t.Optional(
       t.Nullable(t.Object({ cpus: t.Optional(Cpus), memoryMib: t.Optional(MemoryMib) }, { additionalProperties: false })),
     ),
+    network: t.Optional(t.Nullable(NetworkPolicy)),
   },
   { additionalProperties: false },
 );
@@ -97,6 +112,7 @@ export const SandboxSettings = t.Object({
   idleStopMinutes: Type.Integer(),
   maxRunningVms: Type.Integer(),
   execTimeoutMs: Type.Integer(),
+  network: NetworkPolicy,
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
 
@@ -110,6 +126,7 @@ export const SandboxSettingsPatch = t.Object(
     idleStopMinutes: t.Optional(t.Nullable(Type.Integer({ description: "1 to 10080" }))),
     maxRunningVms: t.Optional(t.Nullable(Type.Integer({ description: "1 to 256" }))),
     execTimeoutMs: t.Optional(t.Nullable(Type.Integer({ description: "1000 to 86400000" }))),
+    network: t.Optional(t.Nullable(NetworkPolicy)),
   },
   { additionalProperties: false },
 );

@@ -59,7 +59,7 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
       tmpSizeMib: tmpSizeMibFor(memoryMib),
       volume: { name: view.vmName },
       labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
-      network: { mode: "none" },
+      network: view.network.effective,
     };
     return {
       rootSessionId: view.rootSessionID,

@@ -5,6 +5,8 @@ import { ChildSessionLockedError, SandboxDisabledError } from "../errors";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
 import type { SessionsService } from "./sessions";
+import type { NetworkPolicy } from "../../runtime/driver";
+import { checkNetworkPolicy } from "./network-policy";
 import { checkResources, type SettingsService } from "./settings";
 import { vmNameFor } from "./vm-name";
 
@@ -12,6 +14,8 @@ export type Resources = { cpus: number; memoryMib: number };
 export type ResourceOverride = { cpus: number | null; memoryMib: number | null };
 
 export type SessionSandboxView = {
+  /** Egress for the session's commands: the root's override, else the settings' default. */
+  network: { override: NetworkPolicy | null; effective: NetworkPolicy };
   sessionID: string;
   rootSessionID: string;
   /** Whether this session's commands run in a sandbox now: the root's mode, and sandboxing enabled. */
@@ -28,6 +32,8 @@ export type SessionSandboxView = {
 export type SessionSandboxUpdate = {
   sandboxed?: boolean;
   resources?: { cpus?: number; memoryMib?: number } | null;
+  /** null clears the override (the settings' default applies again). */
+  network?: NetworkPolicy | null;
 };
 
 export function createSessionSandboxService(
@@ -57,6 +63,10 @@ export function createSessionSandboxService(
           memoryMib: root.memoryMibOverride ?? current.memoryMib,
         },
       },
+      network: {
+        override: root.networkOverride === null ? null : (JSON.parse(root.networkOverride) as NetworkPolicy),
+        effective: root.networkOverride === null ? current.network : (JSON.parse(root.networkOverride) as NetworkPolicy),
+      },
       toggledAt: root.toggledAt,
       vmName: vmNameFor(root.id),
       lastStop: vmStops?.get(root.id) ?? null,
@@ -69,6 +79,7 @@ export function createSessionSandboxService(
     if (!settings.get().enabled) throw new SandboxDisabledError();
     if (session.parentId !== null) throw new ChildSessionLockedError(id, sessions.rootOf(session).root.id);
     if (change.resources) checkResources(change.resources, host, "");
+    if (change.network) checkNetworkPolicy(change.network);
 
     const toggled = change.sandboxed !== undefined;
     const resources = change.resources;
@@ -78,6 +89,7 @@ export function createSessionSandboxService(
       toggledAt: toggled ? now() : session.toggledAt,
       cpusOverride: resources === null ? null : (resources?.cpus ?? session.cpusOverride),
       memoryMibOverride: resources === null ? null : (resources?.memoryMib ?? session.memoryMibOverride),
+      networkOverride: change.network === undefined ? session.networkOverride : change.network === null ? null : JSON.stringify(change.network),
     });
     // The VM goes in the background: the toggle answers at once.
     if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionId: id });

@@ -64,12 +64,12 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
   }
 
   /** The new row's mode: a child follows its root, a fork copies its origin's root, a root takes the default. */
-  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride"> {
+  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride"> {
     if (input.parentID) {
       const parent = repo.get(input.parentID);
       if (!parent) throw new ParentNotFoundError("parentID", input.parentID);
       if (rootOf(parent).depth + 1 > MAX_SESSION_DEPTH) throw new SessionTooDeepError(input.id, MAX_SESSION_DEPTH);
-      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null };
+      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null, networkOverride: null };
     }
     if (input.forkOf) {
       const origin = repo.get(input.forkOf);
@@ -81,6 +81,7 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
         toggledAt: root.toggledAt,
         cpusOverride: root.cpusOverride,
         memoryMibOverride: root.memoryMibOverride,
+        networkOverride: root.networkOverride,
       };
     }
     return {
@@ -89,6 +90,7 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
       toggledAt: null,
       cpusOverride: null,
       memoryMibOverride: null,
+      networkOverride: null,
     };
   }
 

@@ -4,6 +4,8 @@ import type { SettingsRepo } from "../db/settings-repo";
 import { ResourceOutOfRangeError, SettingOutOfRangeError } from "../errors";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
+import type { NetworkPolicy } from "../../runtime/driver";
+import { checkNetworkPolicy } from "./network-policy";
 
 export type SandboxSettings = {
   enabled: boolean;
@@ -13,6 +15,8 @@ export type SandboxSettings = {
   idleStopMinutes: number;
   maxRunningVms: number;
   execTimeoutMs: number;
+  /** The egress policy of sessions without an override of their own. */
+  network: NetworkPolicy;
 };
 
 /** A PATCH: each key set to a value, or to null to go back to its default. */
@@ -57,6 +61,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     idleStopMinutes: 30,
     maxRunningVms: 4,
     execTimeoutMs: env.execTimeoutMs ?? BUILT_IN_EXEC_TIMEOUT_MS,
+    network: { mode: "none" },
   };
 
   function get(): SandboxSettings {
@@ -70,6 +75,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
 
   function patch(changes: SettingsPatch): SandboxSettings {
     checkResources(changes, host, "");
+    if (changes.network) checkNetworkPolicy(changes.network);
     for (const [key, range] of Object.entries(RANGES)) {
       const value = changes[key as keyof typeof RANGES];
       if (value != null && (value < range.min || value > range.max)) {

@@ -26,6 +26,7 @@ describe("GET /api/session-sandbox/:id", () => {
       source: "default",
       serverEnabled: true,
       resources: { override: null, effective: { cpus: 2, memoryMib: 2048 } },
+      network: { override: null, effective: { mode: "none" } },
       toggledAt: null,
       vmName: `ocm-session-${hex}`,
       lastStop: null,
@@ -73,6 +74,21 @@ describe("GET /api/session-sandbox/:id", () => {
 });
 
 describe("PUT /api/session-sandbox/:id", () => {
+  test("network → override stored, settings default otherwise; null clears; junk entries → 400", async () => {
+    await t.client.settings.patch({ network: { mode: "allowlist", allow: ["api.github.com"] } });
+    expect((await t.client.sandbox.get("ses_root")).network).toEqual({ override: null, effective: { mode: "allowlist", allow: ["api.github.com"] } });
+    const set = await t.client.sandbox.set("ses_root", { network: { mode: "allowlist", allow: ["*.example.com", "loopback", "10.0.0.0/8", "host:8080"] } });
+    expect(set.network.effective).toEqual({ mode: "allowlist", allow: ["*.example.com", "loopback", "10.0.0.0/8", "host:8080"] });
+    expect((await t.client.sandbox.get("ses_child")).network.effective.mode).toBe("allowlist");
+    const before = snapshotDatabase(t.db);
+    const bad = await put("ses_root", { network: { mode: "allowlist", allow: ["exa mple.com", "localhost/99"] } });
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toMatchObject({ code: "NETWORK_POLICY_INVALID", message: expect.stringContaining('"exa mple.com"') });
+    expect((await put("ses_root", { network: { mode: "open" } })).status).toBe(422);
+    expect(snapshotDatabase(t.db)).toBe(before);
+    expect((await t.client.sandbox.set("ses_root", { network: null })).network.override).toBeNull();
+  });
+
   test("toggle off → explicit source, toggledAt now, applies at once", async () => {
     clock = 42_000;
     const view = await t.client.sandbox.set("ses_root", { sandboxed: false });

@@ -15,6 +15,7 @@ describe("GET /api/settings/sandbox", () => {
       idleStopMinutes: 30,
       maxRunningVms: 4,
       execTimeoutMs: 120_000,
+      network: { mode: "none" },
     });
     expect((await t.request("GET", "/api/settings/sandbox", { token: null })).status).toBe(401);
   });
@@ -41,7 +42,7 @@ describe("GET /api/settings/sandbox", () => {
 describe("PATCH /api/settings/sandbox", () => {
   test("each key → stored and read back; survives a reopen", async () => {
     t = makeTestApp();
-    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000 };
+    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const } };
     expect(await t.client.settings.patch(patch)).toEqual(patch);
     const dataDir = t.dataDir;
     t.db.close();
