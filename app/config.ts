@@ -20,6 +20,8 @@ export type Config = {
   /** Shared OpenCode directories mounted into every VM (SANDBOX_SHARED_DIRS, colon-separated absolute paths). */
   sharedDirs: string[];
   msbPath: string | undefined;
+  /** The OCI image msb VMs boot (SANDBOX_MSB_IMAGE); the local runtime uses the rootfs instead. */
+  msbImage: string;
   /** The cgroup (in every hierarchy) under which the local runtime puts its VMs. */
   cgroupParent: string | undefined;
   /**
@@ -76,6 +78,7 @@ export function loadConfig(env: Env): Config {
     rootfsDir: env.SANDBOX_ROOTFS_DIR || undefined,
     sharedDirs: parseSharedDirs(env.SANDBOX_SHARED_DIRS),
     msbPath: env.MSB_PATH || undefined,
+    msbImage: env.SANDBOX_MSB_IMAGE || "debian:bookworm-slim",
     cgroupParent: env.SANDBOX_CGROUP_PARENT || undefined,
     runtimeDir: env.SANDBOX_RUNTIME_DIR || defaultRuntimeDir(resolveDataDir(env)),
   };

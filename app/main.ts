@@ -30,7 +30,8 @@ async function start() {
     version: pkg.version,
     driver: runtime.driverConfig,
     runtimeUnavailable: runtime.driverConfig ? undefined : runtime.status.reason,
-    image: rootfsDir,
+    // Each runtime boots its own kind of image: a rootfs directory (local) or an OCI reference (msb).
+    image: runtime.status.name === "msb" ? config.msbImage : rootfsDir,
     sharedDirs: config.sharedDirs,
     runtimeStatus: () => runtime.status,
     doctor: () =>

@@ -3,6 +3,7 @@
 #
 # Usage: build-rootfs.sh            build if missing, then print the rootfs path on the last line
 #        build-rootfs.sh --print-path   print the path only (no build)
+#        build-rootfs.sh --print-packages   print the guest's package list (the Dockerfile installs the same)
 # Env:   SANDBOX_ROOTFS_DIR   where the rootfs lives (default /var/cache/session-sandbox/rootfs-<recipe hash>)
 #        SANDBOX_DEBIAN_MIRROR  Debian mirror (default http://deb.debian.org/debian)
 set -euo pipefail
@@ -19,6 +20,10 @@ hash="$(printf '%s' "$recipe" | sha256sum | cut -c1-12)"
 out="${SANDBOX_ROOTFS_DIR:-/var/cache/session-sandbox/rootfs-$hash}"
 marker="$out/etc/session-sandbox-rootfs"
 
+if [ "${1:-}" = "--print-packages" ]; then
+  echo "${packages[*]}"
+  exit 0
+fi
 if [ "${1:-}" = "--print-path" ]; then
   echo "$out"
   exit 0

@@ -25,3 +25,6 @@ if [ -f scripts/build-rootfs.sh ]; then
   step "building (or reusing the cached) guest root filesystem"
   bash scripts/build-rootfs.sh
 fi
+
+step "installing a Compose client (validates docker-compose.sandbox.yml; no Docker engine is needed)"
+bash scripts/install-compose.sh >&2

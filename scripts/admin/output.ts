@@ -1,0 +1,60 @@
+// How the admin scripts print: colored tables on a terminal, plain text when piped or NO_COLOR, JSON with --json.
+type Env = Record<string, string | undefined>;
+
+export type Paint = Record<"bold" | "dim" | "red" | "green" | "yellow" | "cyan", (text: string) => string>;
+
+const SGR = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] } as const;
+
+export function makePaint(enabled: boolean): Paint {
+  const style = ([open, close]: readonly [number, number]) => (text: string) => (enabled && text ? `\x1b[${open}m${text}\x1b[${close}m` : text);
+  return { bold: style(SGR.bold), dim: style(SGR.dim), red: style(SGR.red), green: style(SGR.green), yellow: style(SGR.yellow), cyan: style(SGR.cyan) };
+}
+
+/** https://no-color.org: NO_COLOR (non-empty) wins; FORCE_COLOR (not "0") forces; else only a terminal that is not dumb. */
+export function colorEnabled(env: Env, isTty: boolean): boolean {
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR && env.FORCE_COLOR !== "0") return true;
+  return isTty && env.TERM !== "dumb";
+}
+
+export type Output = {
+  json: boolean;
+  /** stdout is a terminal: times are relative ("3m ago"); piped, they are ISO 8601. */
+  human: boolean;
+  paint: Paint;
+  now: number;
+  line(text?: string): void;
+  printJson(value: unknown): void;
+};
+
+export function makeOutput(options: { json: boolean; env: Env; isTty: boolean; write?: (text: string) => void }): Output {
+  const write = options.write ?? ((text: string) => void process.stdout.write(text));
+  return {
+    json: options.json,
+    human: options.isTty,
+    paint: makePaint(!options.json && colorEnabled(options.env, options.isTty)),
+    now: Date.now(),
+    line: (text = "") => write(text + "\n"),
+    printJson: (value) => write(JSON.stringify(value, null, 2) + "\n"),
+  };
+}
+
+export type Column = { header: string; align?: "left" | "right" };
+
+/** Aligned columns, two spaces apart, header in bold; widths ignore color codes; no trailing spaces. */
+export function renderTable(columns: Column[], rows: string[][], paint: Paint): string {
+  const widths = columns.map((column, i) => Math.max(Bun.stringWidth(column.header), ...rows.map((row) => Bun.stringWidth(row[i] ?? ""))));
+  const pad = (text: string, i: number) => {
+    const gap = " ".repeat((widths[i] ?? 0) - Bun.stringWidth(text));
+    return columns[i]?.align === "right" ? gap + text : text + gap;
+  };
+  const render = (cells: string[]) => cells.map(pad).join("  ").trimEnd();
+  const header = paint.bold(render(columns.map((column) => column.header)));
+  return [header, ...rows.map(render)].join("\n");
+}
+
+/** Two columns without a header: KEY value. */
+export function renderPairs(pairs: [string, string][], paint: Paint): string {
+  const width = Math.max(...pairs.map(([key]) => key.length));
+  return pairs.map(([key, value]) => `${paint.bold(key.padEnd(width))}  ${value}`.trimEnd()).join("\n");
+}
