@@ -11,6 +11,7 @@ import { settingsRoutes } from "./routes/settings";
 import { execRoutes } from "./routes/exec";
 import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
+import type { EgressProxies } from "./services/egress-proxies";
 import type { ExecService } from "./services/exec";
 import type { Supervisor } from "./supervisor/supervisor";
 import type { EventBus } from "./events/event-bus";
@@ -23,6 +24,7 @@ export const OPENAPI_JSON_PATH = "/api/openapi.json";
 export type AppDeps = {
   services: Services;
   execService: ExecService;
+  egress: EgressProxies;
   supervisor: Supervisor;
   token: string;
   log: Logger;
@@ -33,7 +35,7 @@ export type AppDeps = {
   doctor: () => DoctorReport;
 };
 
-export function createApp({ services, execService, supervisor, token, log, version, runtimeStatus, events, metrics, doctor }: AppDeps) {
+export function createApp({ services, execService, egress, supervisor, token, log, version, runtimeStatus, events, metrics, doctor }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -55,7 +57,7 @@ export function createApp({ services, execService, supervisor, token, log, versi
       .use(sessionRoutes(services))
       .use(sessionSandboxRoutes(services))
       .use(settingsRoutes(services))
-      .use(execRoutes(execService, supervisor, metrics))
+      .use(execRoutes(execService, supervisor, metrics, egress))
       .use(vmRoutes(supervisor))
       .use(opsRoutes(events, metrics, doctor))
   );

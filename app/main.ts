@@ -1,4 +1,5 @@
 // The manager's entry: the only place that reads the environment, opens the database and listens.
+import { join } from "node:path";
 import { defaultRootfsDir } from "../runtime/local/index";
 import { InvalidRuntimeSettingError } from "../runtime/select";
 import pkg from "../package.json" with { type: "json" };
@@ -33,6 +34,7 @@ async function start() {
     // Each runtime boots its own kind of image: a rootfs directory (local) or an OCI reference (msb).
     image: runtime.status.name === "msb" ? config.msbImage : rootfsDir,
     sharedDirs: config.sharedDirs,
+    egressDir: join(config.runtimeDir, "egress"),
     runtimeStatus: () => runtime.status,
     doctor: () =>
       runDoctor({
@@ -57,6 +59,7 @@ async function start() {
     server.stop(true);
     // VMs keep running; the next start adopts them (startup recovery).
     manager.supervisor.close();
+    void manager.egress.closeAll();
     db.close();
     process.exit(0);
   };

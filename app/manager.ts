@@ -14,6 +14,7 @@ import { createSupervisor, type Supervisor } from "./supervisor/supervisor";
 import { createEventBus } from "./events/event-bus";
 import { createMetrics, type Metrics } from "./metrics";
 import type { DoctorReport } from "./services/doctor";
+import { createEgressProxies, type EgressProxies } from "./services/egress-proxies";
 
 export type ManagerDeps = {
   db: Database;
@@ -29,6 +30,8 @@ export type ManagerDeps = {
   sharedDirs: string[];
   runtimeStatus: () => RuntimeStatus;
   doctor: () => DoctorReport;
+  /** Where the per-VM egress proxy sockets live: traversable by the VMs' uids, like the runtime dir. */
+  egressDir: string;
   now?: () => number;
 };
 
@@ -61,6 +64,16 @@ function recordStops(events: ReturnType<typeof createEventBus>, services: Return
       } catch {
         // the session is gone
       }
+    }
+  })();
+}
+
+/** A VM's proxy goes with the VM. */
+function closeProxiesOfRemovedVms(events: ReturnType<typeof createEventBus>, egress: EgressProxies): void {
+  const stop = new AbortController();
+  void (async () => {
+    for await (const event of events.subscribe(stop.signal)) {
+      if (event.type === "vm" && event.status === "removed") void egress.close(event.vmName);
     }
   })();
 }
@@ -99,10 +112,23 @@ export function createManager(deps: ManagerDeps) {
   metrics = createMetrics({ runningVms: () => running.runningCount(), maxRunningVms: () => services.settings.get().maxRunningVms });
   recordStops(events, services);
   logEvents(events, deps.log);
-  const execService = createExecService({ ...services, image: deps.image, sharedDirs: deps.sharedDirs, runtimeUnavailable: deps.runtimeUnavailable });
+  const egress = createEgressProxies({
+    dir: deps.egressDir,
+    policyFor: (rootSessionId) => services.sessionSandbox.get(rootSessionId).network.effective,
+    log: deps.log,
+  });
+  closeProxiesOfRemovedVms(events, egress);
+  const execService = createExecService({
+    ...services,
+    image: deps.image,
+    sharedDirs: deps.sharedDirs,
+    runtimeUnavailable: deps.runtimeUnavailable,
+    egressSocketFor: egress.socketPathFor,
+  });
   const app = createApp({
     services,
     execService,
+    egress,
     supervisor,
     token: deps.token,
     log: deps.log,
@@ -112,7 +138,7 @@ export function createManager(deps: ManagerDeps) {
     metrics,
     doctor: deps.doctor,
   });
-  return { app, services, supervisor, execService, events, metrics };
+  return { app, services, supervisor, execService, events, metrics, egress };
 }
 
 export type Manager = ReturnType<typeof createManager>;

@@ -21,6 +21,12 @@ export type VmSpec = {
   volume: { name: string };
   labels: Record<string, string>;
   network: NetworkPolicy;
+  /**
+   * Host path of the egress proxy's Unix socket, for a network mode other than none (local runtime): the
+   * VM has no route out; its 127.0.0.1:3128 is forwarded to this socket, where the host-side proxy
+   * applies the policy. The manager owns the proxy; the driver only wires the VM to it.
+   */
+  egressSocket?: string;
 };
 
 export type VmStatus = "running" | "stopped";

@@ -33,7 +33,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
   const logLines: string[] = [];
   const log = createLogger("debug", (line) => logLines.push(line));
   const runtime = options.runtime;
-  const { app, services, supervisor, events, metrics } = createManager({
+  const { app, services, supervisor, events, metrics, egress } = createManager({
     db,
     host: options.host ?? TEST_HOST,
     envDefaults: options.envDefaults ?? {},
@@ -45,6 +45,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     runtimeUnavailable: runtime ? undefined : "this test runs without a runtime",
     image: runtime?.image ?? "/nonexistent-rootfs",
     sharedDirs: options.sharedDirs ?? [],
+    egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
     doctor: () =>
       runDoctor({
         runtime: runtime
@@ -73,10 +74,11 @@ export function makeTestApp(options: TestAppOptions = {}) {
   };
   const cleanup = () => {
     supervisor.close();
+    void egress.closeAll();
     db.close();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
-  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup, events, metrics };
+  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup, events, metrics, egress };
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>;

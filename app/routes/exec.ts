@@ -6,6 +6,7 @@ import { DomainError } from "../errors";
 import { parseJsonObject } from "../http/json-body";
 import { errors, ExecBody, SessionParams } from "../http/schemas";
 import type { Metrics } from "../metrics";
+import type { EgressProxies } from "../services/egress-proxies";
 import type { ExecService } from "../services/exec";
 import type { Supervisor } from "../supervisor/supervisor";
 
@@ -23,7 +24,7 @@ function refused(metrics: Metrics, error: unknown): never {
   throw error;
 }
 
-export function execRoutes(execService: ExecService, supervisor: Supervisor, metrics: Metrics) {
+export function execRoutes(execService: ExecService, supervisor: Supervisor, metrics: Metrics, egress: EgressProxies) {
   return new Elysia().post(
     "/api/sessions/:id/exec",
     async ({ params, body, request, server }) => {
@@ -33,6 +34,8 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
       } catch (error) {
         refused(metrics, error);
       }
+      // The VM's way out (if its policy allows any) must listen before its first connection.
+      if (prepared.spec.egressSocket) await egress.ensure(prepared.spec.name, prepared.rootSessionId);
       // A quiet command must not be cut by the server's idle timeout; the exec has its own.
       server?.timeout(request, 0);
       const cancel = new AbortController();

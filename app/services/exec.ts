@@ -4,6 +4,7 @@ import type { VmSpec } from "../../runtime/driver";
 import type { ExecCommand } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
 import { MANAGED_LABEL, ROOT_LABEL } from "../supervisor/vm-records";
+import { proxyEnv } from "./egress-proxies";
 import { checkCwd, resolveSessionMounts } from "./mounts";
 import type { SessionSandboxService } from "./session-sandbox";
 import type { SessionsService } from "./sessions";
@@ -32,9 +33,11 @@ export type ExecServiceDeps = {
   sharedDirs: string[];
   /** Set when no runtime is usable: every command is refused with this reason. */
   runtimeUnavailable?: string;
+  /** Where each VM's egress proxy socket lives (network modes other than none). */
+  egressSocketFor: (vmName: string) => string;
 };
 
-export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable }: ExecServiceDeps) {
+export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable, egressSocketFor }: ExecServiceDeps) {
   function prepare(sessionId: string, body: ExecBody): PreparedExec {
     const view = sessionSandbox.get(sessionId);
     if (!view.sandboxed) {
@@ -50,6 +53,7 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
       throw new SettingOutOfRangeError(`timeoutMs ${timeoutMs} is out of range: it must be between 1 and ${MAX_EXEC_TIMEOUT_MS} ms`);
     }
     const { cpus, memoryMib } = view.resources.effective;
+    const egress = view.network.effective.mode !== "none";
     const spec: VmSpec = {
       name: view.vmName,
       image,
@@ -60,12 +64,18 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
       volume: { name: view.vmName },
       labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
       network: view.network.effective,
+      ...(egress ? { egressSocket: egressSocketFor(view.vmName) } : {}),
     };
     return {
       rootSessionId: view.rootSessionID,
       spec,
       // Never rewritten: the agent's command is the one argument after `-c`.
-      command: { argv: ["sh", "-c", body.command], cwd, env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...body.env }, timeoutMs },
+      command: {
+        argv: ["sh", "-c", body.command],
+        cwd,
+        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...(egress ? proxyEnv() : {}), ...body.env },
+        timeoutMs,
+      },
     };
   }
 

@@ -5,7 +5,7 @@ import { RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../d
 import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup-tree";
 import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
-import { buildOciConfig } from "./oci-config";
+import { buildOciConfig, GUEST_PROXY_PORT } from "./oci-config";
 import { validateSpec } from "./validate-spec";
 import { processStartTime } from "./vm-store";
 
@@ -73,9 +73,24 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     const startTime = processStartTime(pid);
     if (!startTime) throw new Error(`VM exited right after it started (pid ${pid})`);
     ctx.store.setRunning(name, { pid, startTime });
+    // The egress forwarder starts beside PID 1; a command run right after boot must find it listening.
+    if (record.spec.egressSocket) await waitForGuestListener(pid, GUEST_PROXY_PORT);
   } catch (error) {
     throw failed("start", name, error);
   }
+}
+
+/** Polls the VM's own network namespace (via its PID 1's /proc/net/tcp) until 127.0.0.1:port listens. */
+async function waitForGuestListener(pid: number, port: number, timeoutMs = 5_000): Promise<void> {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const table = readFileSync(`/proc/${pid}/net/tcp`, "utf8");
+    // Column 2 is local_address, column 4 the state; 0A is LISTEN.
+    if (table.split("\n").some((line) => line.trim().split(/\s+/)[1] === local && line.trim().split(/\s+/)[3] === "0A")) return;
+    await Bun.sleep(10);
+  }
+  throw new Error(`the egress forwarder did not start listening on 127.0.0.1:${port} within ${timeoutMs} ms`);
 }
 
 /** Kills every process of the VM, removes its exec sub-cgroups, crun state and cgroups. */

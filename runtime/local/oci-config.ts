@@ -1,5 +1,6 @@
 // Turns a VmSpec into the OCI config.json crun runs: namespaces, uid mapping, mounts, limits, seccomp.
 import { readFileSync, statSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import type { VmSpec } from "../driver";
 import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
@@ -94,6 +95,21 @@ function sessionMount(hostPath: string, readOnly: boolean | undefined, hostUidBa
   return { destination: hostPath, type: "bind", source: hostPath, options: ["rbind", readOnly ? "ro" : "rw", "nosuid", "nodev", idmap] };
 }
 
+/** Where the egress proxy's socket directory appears in the guest, and the guest-side proxy port. */
+export const GUEST_EGRESS_DIR = "/run/sandbox-egress";
+export const GUEST_PROXY_PORT = 3128;
+
+/**
+ * PID 1's command. With egress, a socat forwarder (127.0.0.1:3128 → the proxy's Unix socket) runs beside
+ * `sleep infinity` under tini, so it lives exactly as long as the VM and is not any command's child.
+ */
+function initCommand(spec: VmSpec): string[] {
+  if (!spec.egressSocket) return [GUEST_INIT, "-s", "--", "sleep", "infinity"];
+  const socket = `${GUEST_EGRESS_DIR}/${basename(spec.egressSocket)}`;
+  const forwarder = `socat TCP-LISTEN:${GUEST_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket}`;
+  return [GUEST_INIT, "-s", "--", "/bin/sh", "-c", `${forwarder} & exec sleep infinity`];
+}
+
 export function buildOciConfig(input: ConfigInput): OciConfig {
   const { spec, hostUidBase } = input;
   const tmpfs = (destination: string, options: string[]): OciMount => ({ destination, type: "tmpfs", source: "tmpfs", options });
@@ -113,6 +129,8 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     tmpfs("/home", ["nosuid", "nodev", "mode=755", "size=1m"]),
     { destination: GUEST_HOME, type: "bind", source: input.volumeData, options: ["rbind", "rw", "nosuid", "nodev"] },
     { destination: GUEST_INIT, type: "bind", source: input.initPath, options: ["bind", "ro", "nosuid", "nodev"] },
+    // Only the socket's directory: the guest can connect to the proxy, and reach nothing else on the host.
+    ...(spec.egressSocket ? [{ destination: GUEST_EGRESS_DIR, type: "bind", source: dirname(spec.egressSocket), options: ["rbind", "rw", "nosuid", "nodev", "noexec"] }] : []),
     // Sorted so a parent directory is mounted before a mount nested inside it.
     ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m.hostPath, m.readOnly, hostUidBase)),
   ];
@@ -121,7 +139,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     ociVersion: "1.0.2",
     root: { path: input.guestRoot, readonly: true },
     hostname: spec.name,
-    process: guestProcess([GUEST_INIT, "-s", "--", "sleep", "infinity"], "/", defaultEnv()),
+    process: guestProcess(initCommand(spec), "/", defaultEnv()),
     mounts,
     linux: {
       namespaces: ["pid", "network", "ipc", "uts", "mount", "cgroup", "user"].map((type) => ({ type })),

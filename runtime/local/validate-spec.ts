@@ -19,8 +19,8 @@ export function validateSpec(spec: VmSpec, stateDir: string): void {
   if (!(spec.cpus > 0 && Number.isFinite(spec.cpus))) fail(`cpus must be a positive number, got ${spec.cpus}`);
   if (!Number.isInteger(spec.memoryMib) || spec.memoryMib < 32) fail(`memoryMib must be an integer ≥ 32, got ${spec.memoryMib}`);
   if (!Number.isInteger(spec.tmpSizeMib) || spec.tmpSizeMib < 1) fail(`tmpSizeMib must be an integer ≥ 1, got ${spec.tmpSizeMib}`);
-  if (spec.network.mode !== "none") {
-    fail(`network policy "${spec.network.mode}" is not supported yet by the local runtime; use { mode: "none" }`);
+  if (spec.network.mode !== "none" && (!spec.egressSocket || !spec.egressSocket.startsWith("/"))) {
+    fail(`network policy "${spec.network.mode}" needs an egress proxy socket (egressSocket, an absolute host path): the local runtime has no other route out`);
   }
   if (!isAbsolute(spec.image) || !existsSync(join(spec.image, "usr/bin/sh"))) {
     fail(`image ${spec.image} is not a root filesystem directory (no usr/bin/sh); build one with scripts/build-rootfs.sh`);

@@ -150,9 +150,10 @@ describe("spec validation", () => {
     expect(reason(baseSpec(image))).toBe("valid");
   });
 
-  test("allowlist or open network → not supported yet", () => {
-    expect(reason(baseSpec(image, { network: { mode: "allowlist", allow: ["example.org"] } }))).toContain("not supported yet");
-    expect(reason(baseSpec(image, { network: { mode: "all" } }))).toContain("not supported yet");
+  test("allowlist or open network without an egress proxy socket → refused (no other route out)", () => {
+    expect(reason(baseSpec(image, { network: { mode: "allowlist", allow: ["example.org"] } }))).toContain("needs an egress proxy socket");
+    expect(reason(baseSpec(image, { network: { mode: "all" } }))).toContain("needs an egress proxy socket");
+    expect(reason(baseSpec(image, { network: { mode: "all" }, egressSocket: "relative/proxy.sock" }))).toContain("needs an egress proxy socket");
   });
 
   test("bad names, resources, image or mounts → a reason naming the field", () => {

@@ -1,0 +1,59 @@
+// One egress proxy per VM whose network mode is not none: a Unix socket under the runtime dir that the
+// VM reaches through its own 127.0.0.1:3128 (the local runtime bind-mounts the socket's directory and
+// runs a forwarder). The policy is read per connection, so a change applies to the next command.
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { NetworkPolicy } from "../../runtime/driver";
+import { startEgressProxy, type EgressProxy } from "../egress/index";
+import type { Logger } from "../log";
+
+export const GUEST_PROXY_URL = "http://127.0.0.1:3128";
+
+export function createEgressProxies(options: { dir: string; policyFor: (rootSessionId: string) => NetworkPolicy; log: Logger }) {
+  const proxies = new Map<string, Promise<EgressProxy>>();
+
+  const socketPathFor = (vmName: string) => join(options.dir, vmName, "proxy.sock");
+
+  /** Starts the VM's proxy if it is not running; resolves once it listens. */
+  function ensure(vmName: string, rootSessionId: string): Promise<EgressProxy> {
+    let proxy = proxies.get(vmName);
+    if (!proxy) {
+      const socketPath = socketPathFor(vmName);
+      // 0711 and a 0666 socket: the VM's unprivileged host uid must reach and connect to it, nothing more.
+      mkdirSync(join(options.dir, vmName), { recursive: true, mode: 0o711 });
+      proxy = startEgressProxy({ socketPath, policy: () => options.policyFor(rootSessionId), log: options.log }).then((started) => {
+        chmodSync(socketPath, 0o666);
+        return started;
+      });
+      proxy.catch(() => proxies.delete(vmName));
+      proxies.set(vmName, proxy);
+    }
+    return proxy;
+  }
+
+  async function close(vmName: string): Promise<void> {
+    const proxy = proxies.get(vmName);
+    proxies.delete(vmName);
+    await (await proxy?.catch(() => undefined))?.close();
+    rmSync(join(options.dir, vmName), { recursive: true, force: true });
+  }
+
+  return {
+    socketPathFor,
+    ensure,
+    close,
+    running: () => [...proxies.keys()],
+    async closeAll(): Promise<void> {
+      await Promise.all([...proxies.keys()].map(close));
+    },
+  };
+}
+
+export type EgressProxies = ReturnType<typeof createEgressProxies>;
+
+/** The environment that points a guest's HTTP clients at its proxy. */
+export function proxyEnv(): Record<string, string> {
+  const env: Record<string, string> = { NO_PROXY: "localhost,127.0.0.1,::1", no_proxy: "localhost,127.0.0.1,::1" };
+  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"]) env[name] = GUEST_PROXY_URL;
+  return env;
+}

@@ -1,0 +1,88 @@
+// curl through the VM's path (TCP 127.0.0.1 forwarder, as socat does, → the proxy's Unix socket).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createConnection, createServer, type Server } from "node:net";
+import { exchange, startHarness, type Harness } from "./proxy-harness";
+
+const VALUE = "s3cr3t-value-for-curl";
+const PLACEHOLDER = "SANDBOX_SECRET_CURL";
+const curl = Bun.which("curl");
+
+const receivedAuth: Array<string | null> = [];
+const target = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch: (request) => (receivedAuth.push(request.headers.get("authorization")), new Response(`${new URL(request.url).pathname} auth=${request.headers.get("authorization")} ${"z".repeat(200_000)}`)),
+});
+let harness: Harness;
+let forwarder: Server;
+let forwarderPort = 0;
+
+beforeAll(async () => {
+  harness = await startHarness({
+    policy: { mode: "allowlist", allow: ["api.test", "loopback"] },
+    names: { "api.test": ["127.0.0.1"], "other.test": ["127.0.0.1"] },
+    secrets: [{ name: "CURL_TOKEN", placeholder: PLACEHOLDER, value: VALUE, hosts: ["api.test"] }],
+  });
+  // The socat stand-in: every TCP connection becomes a connection to the Unix socket.
+  forwarder = createServer({ allowHalfOpen: true }, (tcp) => {
+    const unix = createConnection({ path: harness.socketPath, allowHalfOpen: true });
+    tcp.pipe(unix);
+    unix.pipe(tcp);
+    tcp.on("error", () => unix.destroy());
+    unix.on("error", () => tcp.destroy());
+  });
+  const { promise, resolve } = Promise.withResolvers<void>();
+  forwarder.listen(0, "127.0.0.1", () => resolve());
+  await promise;
+  forwarderPort = (forwarder.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  await new Promise<void>((done) => forwarder.close(() => done()));
+  await harness.close();
+  target.stop(true);
+});
+
+async function runCurl(args: string[]): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+  const proc = Bun.spawn([curl as string, "-sS", "--max-time", "20", "-x", `http://127.0.0.1:${forwarderPort}`, ...args], { stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  await proc.exited;
+  return { exitCode: proc.exitCode, stdout, stderr };
+}
+
+describe.skipIf(curl === null)("egress proxy with curl (through a TCP→Unix forwarder)", () => {
+  test("plain HTTP with a placeholder → 200, the value went upstream, the echo shows the placeholder", async () => {
+    const result = await runCurl([`http://api.test:${target.port}/plain`, "-H", `Authorization: Bearer ${PLACEHOLDER}`]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toStartWith(`/plain auth=Bearer ${PLACEHOLDER} `);
+    expect(result.stdout.length).toBeGreaterThan(200_000);
+    expect(result.stdout).not.toContain(VALUE);
+    expect(receivedAuth.at(-1)).toBe(`Bearer ${VALUE}`);
+  });
+
+  test("CONNECT (curl -p) to a listed name → 200 through the tunnel", async () => {
+    const result = await runCurl(["-p", `http://api.test:${target.port}/tunnel`]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toStartWith("/tunnel auth=null ");
+  });
+
+  test("an unlisted name → curl sees the 403 (plain) and a failed tunnel (CONNECT)", async () => {
+    const plain = await runCurl(["-i", `http://other.test:${target.port}/`]);
+    expect(plain.stdout).toContain("HTTP/1.1 403 Forbidden");
+    expect(plain.stdout).toContain(`X-Sandbox-Rule: no rule matches other.test:${target.port}`);
+    const tunnel = await runCurl(["-p", `http://other.test:${target.port}/`]);
+    expect(tunnel.exitCode).toBe(56);
+    expect(tunnel.stderr).toContain("403");
+  });
+
+  test("two URLs in one curl run → both answered (connection reuse is refused cleanly)", async () => {
+    const result = await runCurl([`http://api.test:${target.port}/one`, `http://api.test:${target.port}/two`]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain("/one auth=null");
+    expect(result.stdout).toContain("/two auth=null");
+  });
+
+  test("the proxy socket also answers directly (sanity)", async () => {
+    expect((await exchange(harness.socketPath, "HELLO\r\n\r\n")).toString()).toStartWith("HTTP/1.1 400");
+  });
+});
