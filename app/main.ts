@@ -10,6 +10,8 @@ import { MAX_BODY_BYTES } from "./http/json-body";
 import { createLogger } from "./log";
 import { createManager } from "./manager";
 import { setUpRuntime } from "./runtime-setup";
+import { loadGitCredentials, loadSecrets } from "./secrets-config";
+import { createCredentials } from "./services/credentials";
 import { runDoctor } from "./services/doctor";
 import { readHostLimits } from "./services/host-limits";
 import { recoverVms } from "./supervisor/recovery";
@@ -35,6 +37,7 @@ async function start() {
     image: runtime.status.name === "msb" ? config.msbImage : rootfsDir,
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
+    credentials: createCredentials({ secrets: loadSecrets(process.env), gitCredentials: loadGitCredentials(process.env), env: process.env, log }),
     runtimeStatus: () => runtime.status,
     doctor: () =>
       runDoctor({

@@ -15,6 +15,7 @@ import { createEventBus } from "./events/event-bus";
 import { createMetrics, type Metrics } from "./metrics";
 import type { DoctorReport } from "./services/doctor";
 import { createEgressProxies, type EgressProxies } from "./services/egress-proxies";
+import type { Credentials } from "./services/credentials";
 
 export type ManagerDeps = {
   db: Database;
@@ -32,6 +33,8 @@ export type ManagerDeps = {
   doctor: () => DoctorReport;
   /** Where the per-VM egress proxy sockets live: traversable by the VMs' uids, like the runtime dir. */
   egressDir: string;
+  /** Secrets and git credentials from the manager's environment (none when absent). */
+  credentials?: Credentials;
   now?: () => number;
 };
 
@@ -124,6 +127,7 @@ export function createManager(deps: ManagerDeps) {
     sharedDirs: deps.sharedDirs,
     runtimeUnavailable: deps.runtimeUnavailable,
     egressSocketFor: egress.socketPathFor,
+    credentials: deps.credentials,
   });
   const app = createApp({
     services,

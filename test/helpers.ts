@@ -6,6 +6,7 @@ import { openDatabase } from "../app/db/open";
 import { createLogger } from "../app/log";
 import { createManager } from "../app/manager";
 import { runDoctor } from "../app/services/doctor";
+import type { Credentials } from "../app/services/credentials";
 import type { HostLimits } from "../app/services/host-limits";
 import type { EnvDefaults } from "../app/services/settings";
 import { createClient } from "../sdk/index";
@@ -25,6 +26,7 @@ export type TestAppOptions = {
   /** The real local runtime: its state dir, cgroup parent and rootfs. Without it no VM is ever booted. */
   runtime?: { stateDir: string; cgroupParent: string; image: string };
   sharedDirs?: string[];
+  credentials?: Credentials;
 };
 
 export function makeTestApp(options: TestAppOptions = {}) {
@@ -46,6 +48,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     image: runtime?.image ?? "/nonexistent-rootfs",
     sharedDirs: options.sharedDirs ?? [],
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
+    credentials: options.credentials,
     doctor: () =>
       runDoctor({
         runtime: runtime

@@ -113,6 +113,7 @@ export const SandboxSettings = t.Object({
   maxRunningVms: Type.Integer(),
   execTimeoutMs: Type.Integer(),
   network: NetworkPolicy,
+  forwardGitCredentials: t.Boolean(),
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
 
@@ -127,6 +128,7 @@ export const SandboxSettingsPatch = t.Object(
     maxRunningVms: t.Optional(t.Nullable(Type.Integer({ description: "1 to 256" }))),
     execTimeoutMs: t.Optional(t.Nullable(Type.Integer({ description: "1000 to 86400000" }))),
     network: t.Optional(t.Nullable(NetworkPolicy)),
+    forwardGitCredentials: t.Optional(t.Nullable(t.Boolean({ description: "Opt-in: forward SANDBOX_GIT_CREDENTIALS into sandboxes" }))),
   },
   { additionalProperties: false },
 );

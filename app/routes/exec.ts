@@ -35,7 +35,10 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
         refused(metrics, error);
       }
       // The VM's way out (if its policy allows any) must listen before its first connection.
-      if (prepared.spec.egressSocket) await egress.ensure(prepared.spec.name, prepared.rootSessionId);
+      if (prepared.spec.egressSocket) {
+        egress.setSecrets(prepared.spec.name, prepared.proxyRules);
+        await egress.ensure(prepared.spec.name, prepared.rootSessionId);
+      }
       // A quiet command must not be cut by the server's idle timeout; the exec has its own.
       server?.timeout(request, 0);
       const cancel = new AbortController();
@@ -56,7 +59,9 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
       const started = Promise.withResolvers<"started">();
       const outcome = supervisor
         .exec({
-          ...prepared,
+          rootSessionId: prepared.rootSessionId,
+          spec: prepared.spec,
+          command: prepared.command,
           callID: body.callID,
           signal: cancel.signal,
           onStarted: () => started.resolve("started"),

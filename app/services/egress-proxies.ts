@@ -4,13 +4,23 @@
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { NetworkPolicy } from "../../runtime/driver";
-import { startEgressProxy, type EgressProxy } from "../egress/index";
+import { startEgressProxy, type EgressProxy, type SecretRule } from "../egress/index";
 import type { Logger } from "../log";
 
 export const GUEST_PROXY_URL = "http://127.0.0.1:3128";
 
+/** The name by which a guest reaches the manager's host (its loopback), if its policy allows it. */
+export const HOST_ALIAS = "host.sandbox.internal";
+
+async function resolveWithHostAlias(host: string): Promise<string[]> {
+  if (host.toLowerCase() === HOST_ALIAS) return ["127.0.0.1"];
+  const { lookup } = await import("node:dns/promises");
+  return (await lookup(host, { all: true })).map((entry) => entry.address);
+}
+
 export function createEgressProxies(options: { dir: string; policyFor: (rootSessionId: string) => NetworkPolicy; log: Logger }) {
   const proxies = new Map<string, Promise<EgressProxy>>();
+  const secrets = new Map<string, SecretRule[]>();
 
   const socketPathFor = (vmName: string) => join(options.dir, vmName, "proxy.sock");
 
@@ -21,7 +31,13 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
       const socketPath = socketPathFor(vmName);
       // 0711 and a 0666 socket: the VM's unprivileged host uid must reach and connect to it, nothing more.
       mkdirSync(join(options.dir, vmName), { recursive: true, mode: 0o711 });
-      proxy = startEgressProxy({ socketPath, policy: () => options.policyFor(rootSessionId), log: options.log }).then((started) => {
+      proxy = startEgressProxy({
+        socketPath,
+        policy: () => options.policyFor(rootSessionId),
+        secrets: () => secrets.get(vmName) ?? [],
+        resolve: resolveWithHostAlias,
+        log: options.log,
+      }).then((started) => {
         chmodSync(socketPath, 0o666);
         return started;
       });
@@ -34,6 +50,7 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
   async function close(vmName: string): Promise<void> {
     const proxy = proxies.get(vmName);
     proxies.delete(vmName);
+    secrets.delete(vmName);
     await (await proxy?.catch(() => undefined))?.close();
     rmSync(join(options.dir, vmName), { recursive: true, force: true });
   }
@@ -41,6 +58,8 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
   return {
     socketPathFor,
     ensure,
+    /** The secret substitutions of the VM's latest command (resolved per command). */
+    setSecrets: (vmName: string, rules: SecretRule[]) => void secrets.set(vmName, rules),
     close,
     running: () => [...proxies.keys()],
     async closeAll(): Promise<void> {

@@ -4,6 +4,8 @@ import type { VmSpec } from "../../runtime/driver";
 import type { ExecCommand } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
 import { MANAGED_LABEL, ROOT_LABEL } from "../supervisor/vm-records";
+import type { SecretRule } from "../egress/index";
+import type { Credentials } from "./credentials";
 import { proxyEnv } from "./egress-proxies";
 import { checkCwd, resolveSessionMounts } from "./mounts";
 import type { SessionSandboxService } from "./session-sandbox";
@@ -12,7 +14,13 @@ import type { SettingsService } from "./settings";
 
 export type ExecBody = { command: string; cwd: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
 
-export type PreparedExec = { rootSessionId: string; spec: VmSpec; command: ExecCommand };
+export type PreparedExec = {
+  rootSessionId: string;
+  spec: VmSpec;
+  command: ExecCommand;
+  /** Secret substitutions the VM's egress proxy applies for this command's session. */
+  proxyRules: SecretRule[];
+};
 
 export const GUEST_HOME = "/home/agent";
 const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -35,9 +43,11 @@ export type ExecServiceDeps = {
   runtimeUnavailable?: string;
   /** Where each VM's egress proxy socket lives (network modes other than none). */
   egressSocketFor: (vmName: string) => string;
+  /** Secrets and git credentials for the guest (placeholders) and its proxy (values). */
+  credentials?: Credentials;
 };
 
-export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable, egressSocketFor }: ExecServiceDeps) {
+export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable, egressSocketFor, credentials }: ExecServiceDeps) {
   function prepare(sessionId: string, body: ExecBody): PreparedExec {
     const view = sessionSandbox.get(sessionId);
     if (!view.sandboxed) {
@@ -47,7 +57,8 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
     const mounts = resolveSessionMounts(root.directory, sharedDirs);
     const cwd = checkCwd(body.cwd, mounts);
     if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);
-    const { execTimeoutMs } = settings.get();
+    const { execTimeoutMs, forwardGitCredentials } = settings.get();
+    const forwarding = credentials?.resolve(mounts.top, forwardGitCredentials) ?? { env: {}, proxyRules: [] };
     const timeoutMs = body.timeoutMs ?? execTimeoutMs;
     if (timeoutMs < 1 || timeoutMs > MAX_EXEC_TIMEOUT_MS) {
       throw new SettingOutOfRangeError(`timeoutMs ${timeoutMs} is out of range: it must be between 1 and ${MAX_EXEC_TIMEOUT_MS} ms`);
@@ -73,9 +84,10 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
       command: {
         argv: ["sh", "-c", body.command],
         cwd,
-        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...(egress ? proxyEnv() : {}), ...body.env },
+        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...(egress ? proxyEnv() : {}), ...forwarding.env, ...body.env },
         timeoutMs,
       },
+      proxyRules: forwarding.proxyRules,
     };
   }
 

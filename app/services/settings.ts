@@ -17,6 +17,8 @@ export type SandboxSettings = {
   execTimeoutMs: number;
   /** The egress policy of sessions without an override of their own. */
   network: NetworkPolicy;
+  /** Opt-in: forward the configured git credentials (SANDBOX_GIT_CREDENTIALS) into sandboxes. */
+  forwardGitCredentials: boolean;
 };
 
 /** A PATCH: each key set to a value, or to null to go back to its default. */
@@ -62,6 +64,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     maxRunningVms: 4,
     execTimeoutMs: env.execTimeoutMs ?? BUILT_IN_EXEC_TIMEOUT_MS,
     network: { mode: "none" },
+    forwardGitCredentials: false,
   };
 
   function get(): SandboxSettings {

@@ -21,6 +21,7 @@ export const SETTING_KINDS = {
   maxRunningVms: "count",
   execTimeoutMs: "ms",
   network: "network",
+  forwardGitCredentials: "boolean",
 } as const satisfies { [K in keyof Required<SettingsPatch>]: Kind };
 type SettingKey = keyof typeof SETTING_KINDS;
 

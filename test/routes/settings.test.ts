@@ -16,6 +16,7 @@ describe("GET /api/settings/sandbox", () => {
       maxRunningVms: 4,
       execTimeoutMs: 120_000,
       network: { mode: "none" },
+      forwardGitCredentials: false,
     });
     expect((await t.request("GET", "/api/settings/sandbox", { token: null })).status).toBe(401);
   });
@@ -42,7 +43,7 @@ describe("GET /api/settings/sandbox", () => {
 describe("PATCH /api/settings/sandbox", () => {
   test("each key → stored and read back; survives a reopen", async () => {
     t = makeTestApp();
-    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const } };
+    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true };
     expect(await t.client.settings.patch(patch)).toEqual(patch);
     const dataDir = t.dataDir;
     t.db.close();
