@@ -10,6 +10,25 @@ export const DNS_RULE_TOKEN = "allow@dns";
 
 type AllowEntry = { target: string; ports?: string };
 
+/** Our policy keywords → msb's destination groups (msb calls the metadata group "meta"). */
+const KEYWORD_GROUPS: Record<string, string> = {
+  public: "public",
+  private: "private",
+  loopback: "loopback",
+  "link-local": "link-local",
+  metadata: "meta",
+  host: "host",
+};
+/** How `msb inspect` spells the groups back (measured on 0.6.18: `link_local`, `metadata`). */
+const GROUP_KEYWORDS: Record<string, string> = {
+  public: "public",
+  private: "private",
+  loopback: "loopback",
+  link_local: "link-local",
+  metadata: "metadata",
+  host: "host",
+};
+
 const DOMAIN_LABEL = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$/;
 
 function checkPorts(raw: string, entry: string): string {
@@ -55,7 +74,8 @@ function canonicalIPv6(raw: string, entry: string): string {
 
 /**
  * Allow-list entry grammar: `TARGET[:PORT[-PORT]]`, TARGET one of `example.com`, `*.example.com`,
- * `10.0.0.0/8`, `192.0.2.7`, `[2001:db8::/32]`. A port restricts the entry to TCP.
+ * `10.0.0.0/8`, `192.0.2.7`, `[2001:db8::/32]`, or a keyword (public, private, loopback, link-local,
+ * metadata, host) that maps to msb's destination group. A port restricts the entry to TCP.
  */
 export function parseAllowEntry(entry: string): AllowEntry {
   if (entry.length === 0 || /[\s,@]/.test(entry)) throw new InvalidSpecError(`allow entry "${entry}" must be non-empty without spaces, "," or "@"`);
@@ -73,6 +93,7 @@ export function parseAllowEntry(entry: string): AllowEntry {
   if (parts.length > 2) throw new InvalidSpecError(`allow entry "${entry}": write IPv6 addresses in brackets, e.g. [2001:db8::1]:443`);
   [targetText = "", portText] = parts;
   const ports = portText === undefined ? undefined : checkPorts(portText, entry);
+  if (targetText in KEYWORD_GROUPS) return { target: targetText, ports };
   if (targetText.startsWith("*.")) return { target: `*.${canonicalDomain(targetText.slice(2), entry)}`, ports };
   if (/^[\d./]+$/.test(targetText)) return { target: canonicalIPv4(targetText, entry), ports };
   return { target: canonicalDomain(targetText, entry), ports };
@@ -103,7 +124,7 @@ export function buildNetworkArgs(policy: NetworkPolicy): string[] {
       return ["--net=all"];
     case "allowlist": {
       if (policy.allow.length === 0) return ["--no-net"];
-      const tokens = policy.allow.map(parseAllowEntry).map((e) => `allow@${e.target}${e.ports === undefined ? "" : `:tcp:${e.ports}`}`);
+      const tokens = policy.allow.map(parseAllowEntry).map((e) => `allow@${KEYWORD_GROUPS[e.target] ?? e.target}${e.ports === undefined ? "" : `:tcp:${e.ports}`}`);
       return ["--no-net", `--net-rule=${DNS_RULE_TOKEN}`, ...[...new Set(tokens)].sort().map((t) => `--net-rule=${t}`)];
     }
     default: {
@@ -142,7 +163,9 @@ export function readRule(value: unknown): RuleReading {
   if (ports !== "" && tcpPort === undefined) return { kind: "unknown", detail };
   let target: string | undefined;
   const cidr = asString(destination.cidr);
-  if (asString(destination.domain)) target = asString(destination.domain);
+  const group = asString(destination.group);
+  if (group && group in GROUP_KEYWORDS) target = GROUP_KEYWORDS[group];
+  else if (asString(destination.domain)) target = asString(destination.domain);
   else if (asString(destination.domain_suffix)) target = `*.${asString(destination.domain_suffix)}`;
   else if (cidr?.includes(":")) target = `[${cidr.replace(/\/128$/, "")}]`;
   else if (cidr) target = cidr.replace(/\/32$/, "");

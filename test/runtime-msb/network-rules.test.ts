@@ -59,6 +59,30 @@ describe("readNetworkPolicy", () => {
     expect(readNetworkPolicy({ enabled: false }).policy).toEqual({ mode: "none" });
   });
 
+  test("keywords → msb's destination groups (metadata is msb's meta), and read back the same", () => {
+    const policy = { mode: "allowlist" as const, allow: ["private", "metadata", "loopback", "link-local", "public", "host", "api.example.com"] };
+    expect(buildNetworkArgs(policy)).toEqual([
+      "--no-net",
+      "--net-rule=allow@dns",
+      "--net-rule=allow@api.example.com",
+      "--net-rule=allow@host",
+      "--net-rule=allow@link-local",
+      "--net-rule=allow@loopback",
+      "--net-rule=allow@meta",
+      "--net-rule=allow@private",
+      "--net-rule=allow@public",
+    ]);
+    const rules = [
+      { action: "allow", direction: "egress", destination: { group: "host" }, ports: [{ start: 53, end: 53 }], protocols: ["udp", "tcp"] },
+      // msb 0.6.18's inspect spells two groups differently from its CLI tokens (measured by real-msb-cli).
+      ...["private", "metadata", "loopback", "link_local", "public", "host"].map((group) => ({ action: "allow", direction: "egress", destination: { group }, ports: [], protocols: [] })),
+      { action: "allow", direction: "egress", destination: { domain: "api.example.com" }, ports: [], protocols: [] },
+    ];
+    const read = readNetworkPolicy({ enabled: true, policy: { default_egress: "deny", default_ingress: "deny", rules } });
+    expect(read.anomalies).toEqual([]);
+    expect(canonicalPolicy(read.policy)).toBe(canonicalPolicy(policy));
+  });
+
   test("msb's default public profile (egress deny + allow@public) → not recognised, read as all", () => {
     const rules = [{ action: "allow", direction: "egress", destination: { group: "public" }, ports: [], protocols: [] }];
     const { policy, anomalies } = readNetworkPolicy({ enabled: true, policy: { default_egress: "deny", default_ingress: "allow", rules } });

@@ -131,6 +131,14 @@ describe("real msb binary", () => {
     expect(await driver.list({ "ocm.session": "nobody" })).toEqual([]);
   }, 120_000);
 
+  test.skipIf(!present)(`real msb: create with keyword groups (private, metadata, host…) → attest matches${skipped}`, async () => {
+    const vm = spec("groups", { network: { mode: "allowlist", allow: ["private", "metadata", "loopback", "link-local", "public", "host", "api.example.com:443"] } });
+    await createRecorded(vm);
+    const info = await driver.inspect(vm.name);
+    expect(info?.anomalies).toEqual([]);
+    expect(attest(vm, info!)).toEqual({ ok: true });
+  }, 120_000);
+
   test.skipIf(!present)(`real msb: create with network all → attest matches${skipped}`, async () => {
     const vm = spec("net-all", { network: { mode: "all" } });
     await createRecorded(vm);
