@@ -1,6 +1,7 @@
 // Reads the secret and git-credential configuration from the manager's environment. Configuration only
 // ever names an environment variable; a literal value is refused, so no secret sits in a config file.
 import { ConfigError } from "./config";
+import { secretRuleProblem } from "./egress/index";
 
 /** SANDBOX_SECRETS: {"NAME": {"env": "HOST_VAR", "hosts": ["api.example.com"]}}: the guest sees NAME=<placeholder>. */
 export type SecretConfig = { name: string; env: string; hosts: string[] };
@@ -46,7 +47,11 @@ export function loadSecrets(env: Record<string, string | undefined>): SecretConf
     if (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((h) => typeof h === "string" && h.length > 0)) {
       throw new ConfigError(`SANDBOX_SECRETS: ${name} needs "hosts", the domains its value may be sent to`);
     }
-    return { name, env: envName("SANDBOX_SECRETS", name, entry.env, env), hosts: hosts as string[] };
+    const secret = { name, env: envName("SANDBOX_SECRETS", name, entry.env, env), hosts: hosts as string[] };
+    // The proxy's own check, at start: a rule it would skip (bad host, unusable value) is an error now.
+    const problem = secretRuleProblem({ name, placeholder: "sandbox-placeholder-startup-check", value: env[secret.env]!, hosts: secret.hosts });
+    if (problem) throw new ConfigError(`SANDBOX_SECRETS: ${problem}`);
+    return secret;
   });
 }
 

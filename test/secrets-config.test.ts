@@ -19,6 +19,8 @@ describe("secrets configuration", () => {
     expect(() => loadSecrets({ SANDBOX_SECRETS: JSON.stringify({ T: { env: "MISSING", hosts: ["a.example"] } }) })).toThrow(/MISSING, which is not set/);
     expect(() => loadSecrets({ SANDBOX_SECRETS: "{nope" })).toThrow(/not valid JSON/);
     expect(() => loadSecrets({ SANDBOX_SECRETS: JSON.stringify({ T: { env: "V", hosts: [] } }), V: "v" })).toThrow(/needs "hosts"/);
+    expect(() => loadSecrets({ SANDBOX_SECRETS: JSON.stringify({ T: { env: "V", hosts: ["not a host"] } }), V: "v".repeat(20) })).toThrow(/host "not a host"/);
+    expect(() => loadSecrets({ SANDBOX_SECRETS: JSON.stringify({ T: { env: "V", hosts: ["a.example"] } }), V: "short" })).toThrow(/value must be/);
     expect(() => loadGitCredentials({ SANDBOX_GIT_CREDENTIALS: JSON.stringify([{ url: "ssh://git@x/", env: "V" }]), V: "v" })).toThrow(/only http and https/);
   });
 

@@ -84,7 +84,8 @@ export function createCredentials(options: {
       const stand = gitPlaceholders.get(index)!;
       env[`GIT_CONFIG_KEY_${i}`] = `http.${config.url}.extraheader`;
       env[`GIT_CONFIG_VALUE_${i}`] = `Authorization: Basic ${viaProxy ? stand : basic}`;
-      if (viaProxy) proxyRules.push({ name: `git-${new URL(config.url).host}`, placeholder: stand, value: basic, hosts: [new URL(config.url).host] });
+      const host = new URL(config.url).host;
+      if (viaProxy) proxyRules.push({ name: `git-${host.replace(/[^A-Za-z0-9_.-]/g, "-")}`, placeholder: stand, value: basic, hosts: [host] });
     });
     if (forwarded.length > 0) env.GIT_CONFIG_COUNT = String(forwarded.length);
     for (const key of ["GH_TOKEN", "GITHUB_TOKEN"]) if (options.env[key]) env[key] = options.env[key]!;
