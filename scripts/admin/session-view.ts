@@ -1,4 +1,4 @@
-// How `sandbox` and `resources` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
+// How `sandbox`, `resources` and `network` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
 import type { SandboxClient } from "../../sdk/index";
 import { formatMib, isoOrNull, isoTime, timeCell } from "./format";
 import { renderPairs, type Output } from "./output";

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseJson, runScript, startAdminManager, type AdminManager } from "./fixture";
 
-const SCRIPTS = ["vms", "sessions", "settings", "sandbox", "resources", "rm", "prune", "doctor"] as const;
+const SCRIPTS = ["vms", "sessions", "settings", "sandbox", "resources", "network", "rm", "prune", "doctor"] as const;
 /** Arguments that make each script reach for the manager. */
 const ARGS: Record<(typeof SCRIPTS)[number], string[]> = {
   vms: [],
@@ -11,6 +11,7 @@ const ARGS: Record<(typeof SCRIPTS)[number], string[]> = {
   settings: [],
   sandbox: ["ses_x", "on"],
   resources: ["ses_x", "--cpus", "1"],
+  network: ["ses_x", "none"],
   rm: ["ocm-session-000000000000"],
   prune: ["--dry-run"],
   doctor: [],

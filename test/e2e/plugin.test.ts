@@ -93,6 +93,7 @@ describe("opencode plugin, sandboxed session", () => {
     expect(part?.state.output).toContain("sandboxed: true");
     expect(part?.state.output).toContain(vmName);
     expect(part?.state.output).toContain("provider session-sandbox: claims (default)");
+    expect(part?.state.output).toContain("network: none (no network access)\nnetwork policy source: settings default");
   });
 
   test("toggle off through the SDK → the next command runs on the host; toggle on → a fresh VM", async () => {
