@@ -35,7 +35,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
   const logLines: string[] = [];
   const log = createLogger("debug", (line) => logLines.push(line));
   const runtime = options.runtime;
-  const { app, services, supervisor, events, metrics, egress } = createManager({
+  const build = () => createManager({
     db,
     host: options.host ?? TEST_HOST,
     envDefaults: options.envDefaults ?? {},
@@ -66,6 +66,16 @@ export function makeTestApp(options: TestAppOptions = {}) {
         ? { name: "local", available: true, version: "test", reason: "test runtime", notUsed: {} }
         : { name: null, available: false, version: null, reason: "tests run without a runtime", notUsed: {} },
   });
+  let manager: ReturnType<typeof build>;
+  try {
+    manager = build();
+  } catch (error) {
+    // A refused start (e.g. env above the host) must not leave the temp dir or the database open.
+    db.close();
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const { app, services, supervisor, events, metrics, egress } = manager;
   const fetcher = ((input: string | URL | Request, init?: RequestInit) => app.handle(new Request(input as string, init))) as typeof fetch;
   const client = createClient({ url: "http://localhost", token: TEST_TOKEN, fetcher });
   /** A raw request, for inputs the typed client cannot express. */

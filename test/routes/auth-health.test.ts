@@ -40,6 +40,7 @@ describe("auth", () => {
     expect(statSync(tokenPath(dir)).mode & 0o777).toBe(0o600);
     expect(loadOrCreateToken(dir, undefined)).toBe(first);
     expect(loadOrCreateToken(dir, "from-env")).toBe("from-env");
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test("the token never appears in logs, even when a request fails", async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { makeTestApp, snapshotDatabase, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -50,6 +51,7 @@ describe("PATCH /api/settings/sandbox", () => {
     const reopened = makeTestApp({ dataDir });
     expect(await reopened.client.settings.get()).toEqual(patch);
     reopened.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
     t = makeTestApp();
   });
 
