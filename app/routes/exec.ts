@@ -2,7 +2,7 @@
 // {"type":"started"} · {"type":"stdout"|"stderr","data":"<base64>"} · {"type":"exit",...} | {"type":"error",...}.
 // Refusals before the command starts (not sandboxed, bad cwd, cap, runtime down) are ordinary 4xx/5xx JSON.
 import { Elysia, t } from "elysia";
-import { DomainError } from "../errors";
+import { DomainError, RuntimeFailedError } from "../errors";
 import { parseJsonObject } from "../http/json-body";
 import { errors, ExecBody, SessionParams } from "../http/schemas";
 import type { Metrics } from "../metrics";
@@ -37,7 +37,9 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
       // The VM's way out (if its policy allows any) must listen before its first connection.
       if (prepared.spec.egressSocket) {
         egress.setSecrets(prepared.spec.name, prepared.proxyRules);
-        await egress.ensure(prepared.spec.name, prepared.rootSessionId);
+        await egress.ensure(prepared.spec.name, prepared.rootSessionId).catch((error: Error) =>
+          refused(metrics, new RuntimeFailedError(`the VM's egress proxy could not start, so the command was not run: ${error.message}`)),
+        );
       }
       // A quiet command must not be cut by the server's idle timeout; the exec has its own.
       server?.timeout(request, 0);
