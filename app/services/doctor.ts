@@ -4,6 +4,7 @@ import { accessSync, constants, existsSync, readFileSync, statfsSync, statSync }
 import { join } from "node:path";
 import type { Capability } from "../../runtime/driver";
 import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
+import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
 import { tokenPath } from "../auth-token";
 import type { RuntimeStatus } from "../routes/health";
 
@@ -66,6 +67,11 @@ function cgroupCheck(required: boolean): DoctorCheck {
   return { name: "cgroups", ok: true, required, detail: layout.kind === "v2" ? "cgroup v2" : layout.kind === "hybrid" ? "hybrid cgroup v1/v2" : "cgroup v1", fix: null };
 }
 
+/** All VMs share host root's inotify quota; each VM has its own limit, and the host must cover them all. */
+function inotifyCheck(required: boolean): DoctorCheck {
+  return { name: "inotify limits", required, ...inotifyHostCheck() };
+}
+
 function rootfsCheck(rootfsDir: string, required: boolean): DoctorCheck {
   const ok = existsSync(join(rootfsDir, "etc/session-sandbox-rootfs"));
   return { name: "root filesystem", ok, required, detail: ok ? rootfsDir : `${rootfsDir} is not built`, fix: ok ? null : "bash scripts/build-rootfs.sh (about 40 s, cached afterwards)" };
@@ -117,6 +123,7 @@ export function runDoctor(inputs: DoctorInputs): DoctorReport {
     capabilityCheck("msb", inputs.capabilities.msb, usingMsb),
     kvmCheck(usingMsb),
     cgroupCheck(usingLocal),
+    inotifyCheck(usingLocal),
     rootfsCheck(inputs.rootfsDir, usingLocal),
     diskCheck("data dir", inputs.dataDir),
     diskCheck("runtime dir", inputs.runtimeDir),

@@ -4,6 +4,8 @@ import { basename, dirname } from "node:path";
 import type { VmSpec } from "../driver";
 import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
+import { compileSeccomp, SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
+import { vmInotifyHook, type OciHook } from "./inotify-limits";
 
 export type OciMount = { destination: string; type: string; source: string; options?: string[] };
 
@@ -24,6 +26,10 @@ export type OciConfig = {
   hostname: string;
   process: OciProcess;
   mounts: OciMount[];
+  /** The seccomp program, compiled by us (seccomp-bpf.ts); crun then ignores `linux.seccomp`. */
+  annotations: Record<string, string>;
+  /** Sets the VM's own inotify limits (inotify-limits.ts): crun 1.8.1 refuses `user.*` sysctls. */
+  hooks: { createRuntime: OciHook[] };
   linux: {
     namespaces: { type: string }[];
     uidMappings: { containerID: number; hostID: number; size: number }[];
@@ -141,6 +147,8 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     hostname: spec.name,
     process: guestProcess(initCommand(spec), "/", defaultEnv()),
     mounts,
+    annotations: { [SECCOMP_BPF_ANNOTATION]: compileSeccomp(seccompProfile()).toString("base64") },
+    hooks: { createRuntime: [vmInotifyHook()] },
     linux: {
       namespaces: ["pid", "network", "ipc", "uts", "mount", "cgroup", "user"].map((type) => ({ type })),
       uidMappings: mapping,

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Capability } from "../driver";
 import { describeLayout, missingControllers, type CgroupLayout } from "./cgroup-layout";
+import { raiseHostInotifyLimits } from "./inotify-limits";
 import type { Crun } from "./crun";
 import { BUILD_ROOTFS_SCRIPT, INSTALL_DEPS_SCRIPT, rootfsReady } from "./rootfs";
 
@@ -47,6 +48,10 @@ export async function probeLocal(input: ProbeInput): Promise<Capability> {
     }
     if (layout.kind === "hybrid" && !input.unsharePath) problems.push({ what: "unshare (util-linux) is missing; needed on hybrid cgroup hosts", fix: deps });
   }
+  if (!Bun.which("nsenter")) problems.push({ what: "nsenter (util-linux) is missing; starting a VM needs it to set the VM's inotify limits", fix: deps });
+  // The probe runs when a driver first starts: size host root's inotify quota for every VM at once. Best
+  // effort; the doctor reports limits that are still too low, with the fix (inotify-limits.ts).
+  if (process.getuid?.() === 0) raiseHostInotifyLimits();
   if (readUserNamespaceLimit() === 0) {
     problems.push({ what: "user namespaces are disabled (user.max_user_namespaces = 0)", fix: "sysctl -w user.max_user_namespaces=15000" });
   }

@@ -1,9 +1,11 @@
 // The checks `doctor` can make on this host without the API (the manager may be down): configuration,
-// Bun, crun, /dev/kvm, the root filesystem, disk space and the token. Read-only; never opens the database.
+// Bun, crun, /dev/kvm, inotify limits, the root filesystem, disk space and the token. Read-only; never
+// opens the database.
 import { accessSync, constants, existsSync, readFileSync, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tokenPath } from "../../app/auth-token";
 import { defaultRuntimeDir, loadConfig, resolveDataDir } from "../../app/config";
+import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
 
 export type Check = { name: string; ok: boolean; required: boolean; detail: string; fix: string | null };
 type Env = Record<string, string | undefined>;
@@ -105,6 +107,8 @@ export function localChecks(env: Env): Check[] {
     const usable = kvm.ok ? "msb (if its binary works)" : crun.ok ? "local" : undefined;
     checks.push(usable ? pass("runtime", `SANDBOX_RUNTIME=auto would use ${usable}`) : fail("runtime", "SANDBOX_RUNTIME=auto finds neither crun (local) nor a usable /dev/kvm (msb)", `${DEPS_FIX}, or run on a KVM host`));
   }
+  // All VMs share host root's inotify quota (runtime/local/inotify-limits.ts); the manager raises it at start.
+  checks.push({ name: "inotify limits", required: runtime === "local", ...inotifyHostCheck() });
   checks.push(rootfsCheck(env), diskCheck("data dir", dataDir), diskCheck("runtime dir", runtimeDir), tokenCheck(env, dataDir));
   return checks;
 }

@@ -97,6 +97,7 @@ describe("bun run doctor", () => {
       "bun",
       "crun",
       "kvm",
+      "inotify limits",
       "root filesystem",
       "disk space (data dir)",
       "disk space (runtime dir)",

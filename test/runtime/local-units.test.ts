@@ -172,3 +172,30 @@ describe("spec validation", () => {
     expect(reason(baseSpec(image, { mounts: [{ hostPath: join(stateDir, "vms") }] }))).toContain("state directory");
   });
 });
+
+describe("seccomp profile (kernel surfaces)", () => {
+  test("socket, socketpair → only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK pass; every other family gets EAFNOSUPPORT", () => {
+    const rules = seccompProfile().syscalls.filter((r) => r.names.includes("socket"));
+    expect(rules.every((r) => r.names.join() === "socket,socketpair" && r.errnoRet === 97 && r.args?.length === 1 && r.args[0]!.index === 0)).toBe(true);
+    const excluded = [0, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15];
+    expect(rules.map((r) => `${r.args![0]!.op} ${r.args![0]!.value}`)).toEqual(["SCMP_CMP_GE 17", ...excluded.map((v) => `SCMP_CMP_EQ ${v}`)]);
+  });
+
+  test("setuid/setgid bits → refused by every call that sets a mode, for both bits; openat2 → ENOSYS; mkdir untouched", () => {
+    const { syscalls } = seccompProfile();
+    const denies = (name: string, conditions: [index: number, mask: number][]) =>
+      syscalls.some((r) => r.names.includes(name) && r.errnoRet === 1 && conditions.every(([index, mask]) =>
+        r.args?.some((a) => a.index === index && a.op === "SCMP_CMP_MASKED_EQ" && a.value === mask && a.valueTwo === mask)));
+    for (const bit of [0o4000, 0o2000]) {
+      for (const [name, index] of [["chmod", 1], ["fchmod", 1], ["creat", 1], ["mknod", 1], ["fchmodat", 2], ["fchmodat2", 2], ["mknodat", 2]] as const) {
+        expect(denies(name, [[index, bit]])).toBe(true);
+      }
+      for (const flag of [0o100, 0o20000000]) {
+        expect(denies("open", [[1, flag], [2, bit]])).toBe(true);
+        expect(denies("openat", [[2, flag], [3, bit]])).toBe(true);
+      }
+    }
+    expect(syscalls.find((r) => r.names.includes("openat2"))?.errnoRet).toBe(38);
+    expect(syscalls.some((r) => r.names.includes("mkdir") || r.names.includes("mkdirat"))).toBe(false);
+  });
+});
