@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseLogLevel, type LogLevel } from "./log";
+import { MIN_MEMORY_MIB, RANGES } from "./services/settings";
 
 export type Config = {
   dataDir: string;
@@ -60,35 +61,73 @@ function parsePositiveInteger(name: string, text: string, allowZero = false): nu
   return value;
 }
 
+function parseInRange(name: string, text: string, min: number, max: number, unit: string): number {
+  const value = parsePositiveInteger(name, text, min === 0);
+  if (value < min || value > max) throw new ConfigError(`${name}=${value} is out of range: set it between ${min} and ${max} ${unit}, or unset it`);
+  return value;
+}
+
+function absolutePath(name: string, text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  if (!text.startsWith("/")) throw new ConfigError(`${name}=${JSON.stringify(text)} is not an absolute path: give the full path (e.g. /var/lib/...)`);
+  return text;
+}
+
+/** Matches `pattern` or is refused with `hint` (quoting the value unless it is a secret); unset or empty is undefined. */
+function matching(name: string, text: string | undefined, pattern: RegExp, hint: string, secret = false): string | undefined {
+  if (!text) return undefined;
+  if (!pattern.test(text)) throw new ConfigError(`${secret ? name : `${name}=${JSON.stringify(text)}`} is not valid: ${hint}`);
+  return text;
+}
+
+// A bearer token travels in a header: visible ASCII only. 16+ characters so it cannot be guessed.
+const TOKEN = /^[\x21-\x7e]{16,}$/;
+// Path components of letters, digits, `.`, `_`, `-` that do not start with a dot: no `..`, no escaping /sys/fs/cgroup.
+const CGROUP_PATH = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+// An OCI reference: [registry[:port]/]name[:tag][@digest], no spaces.
+const IMAGE_REFERENCE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@+]{0,254}$/;
+// git refuses identities with newlines or angle brackets; control characters are never meant.
+const GIT_IDENTITY = /^[^\x00-\x1f\x7f<>]{1,200}$/;
+
 export function loadConfig(env: Env): Config {
   // Port 0 asks the OS for a free port; the "manager listening" log line says which.
-  const port = env.SANDBOX_PORT ? parsePositiveInteger("SANDBOX_PORT", env.SANDBOX_PORT, true) : 7878;
+  const port = env.SANDBOX_PORT ? parseInRange("SANDBOX_PORT", env.SANDBOX_PORT, 0, 65535, "(0 = any free port)") : 7878;
+  const dataDir = absolutePath("SANDBOX_DATA_DIR", env.SANDBOX_DATA_DIR) ?? resolveDataDir(env);
+  matching("SANDBOX_GIT_NAME", env.SANDBOX_GIT_NAME, GIT_IDENTITY, "use a plain name without newlines or angle brackets");
+  matching("SANDBOX_GIT_EMAIL", env.SANDBOX_GIT_EMAIL, GIT_IDENTITY, "use a plain address without newlines or angle brackets");
   return {
-    dataDir: resolveDataDir(env),
+    dataDir,
     port,
-    hostname: env.SANDBOX_HOST || "127.0.0.1",
-    apiToken: env.SANDBOX_API_TOKEN || undefined,
+    hostname: matching("SANDBOX_HOST", env.SANDBOX_HOST, /^[^\s/]+$/, "give an address or host name of this machine, e.g. 127.0.0.1") ?? "127.0.0.1",
+    apiToken: matching("SANDBOX_API_TOKEN", env.SANDBOX_API_TOKEN, TOKEN, "use 16 or more visible ASCII characters (e.g. `openssl rand -base64 32`), or unset it to have one generated", true),
     envCpus: env.SANDBOX_CPUS ? parsePositiveInteger("SANDBOX_CPUS", env.SANDBOX_CPUS) : undefined,
-    envMemoryMib: env.SANDBOX_MEMORY ? wrap("SANDBOX_MEMORY", () => parseMemoryMib(env.SANDBOX_MEMORY!)) : undefined,
+    envMemoryMib: env.SANDBOX_MEMORY ? parseEnvMemory(env.SANDBOX_MEMORY) : undefined,
     envExecTimeoutMs: env.SANDBOX_EXEC_TIMEOUT_MS
-      ? parsePositiveInteger("SANDBOX_EXEC_TIMEOUT_MS", env.SANDBOX_EXEC_TIMEOUT_MS)
+      ? parseInRange("SANDBOX_EXEC_TIMEOUT_MS", env.SANDBOX_EXEC_TIMEOUT_MS, RANGES.execTimeoutMs.min, RANGES.execTimeoutMs.max, RANGES.execTimeoutMs.unit)
       : undefined,
     logLevel: wrap("SANDBOX_LOG_LEVEL", () => parseLogLevel(env.SANDBOX_LOG_LEVEL)),
     runtime: env.SANDBOX_RUNTIME || undefined,
-    rootfsDir: env.SANDBOX_ROOTFS_DIR || undefined,
+    rootfsDir: absolutePath("SANDBOX_ROOTFS_DIR", env.SANDBOX_ROOTFS_DIR),
     sharedDirs: parseSharedDirs(env.SANDBOX_SHARED_DIRS),
     msbPath: env.MSB_PATH || undefined,
-    msbImage: env.SANDBOX_MSB_IMAGE || "debian:bookworm-slim",
-    cgroupParent: env.SANDBOX_CGROUP_PARENT || undefined,
-    runtimeDir: env.SANDBOX_RUNTIME_DIR || defaultRuntimeDir(resolveDataDir(env)),
+    msbImage: matching("SANDBOX_MSB_IMAGE", env.SANDBOX_MSB_IMAGE, IMAGE_REFERENCE, "give an OCI image reference such as debian:bookworm-slim") ?? "debian:bookworm-slim",
+    cgroupParent: matching("SANDBOX_CGROUP_PARENT", env.SANDBOX_CGROUP_PARENT, CGROUP_PATH, "use a relative cgroup path of letters, digits, '.', '_' and '-' such as session-sandbox"),
+    runtimeDir: absolutePath("SANDBOX_RUNTIME_DIR", env.SANDBOX_RUNTIME_DIR) ?? defaultRuntimeDir(dataDir),
   };
+}
+
+function parseEnvMemory(text: string): number {
+  const mib = wrap("SANDBOX_MEMORY", () => parseMemoryMib(text));
+  if (mib < MIN_MEMORY_MIB) throw new ConfigError(`SANDBOX_MEMORY=${JSON.stringify(text)} is below the minimum of ${MIN_MEMORY_MIB} MiB: set at least ${MIN_MEMORY_MIB}M, or unset it`);
+  return mib;
 }
 
 function wrap<T>(name: string, read: () => T): T {
   try {
     return read();
   } catch (error) {
-    throw new ConfigError(`${name}: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    throw new ConfigError(message.startsWith(name) ? message : `${name}: ${message}`);
   }
 }
 

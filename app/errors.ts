@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   "UNSUPPORTED_MEDIA_TYPE",
   "BODY_TOO_LARGE",
   "ROUTE_NOT_FOUND",
+  "INVALID_HOST",
   "SESSION_NOT_FOUND",
   "PARENT_NOT_FOUND",
   "SESSION_CONFLICT",
@@ -75,6 +76,13 @@ export class BodyTooLargeError extends DomainError {
 export class RouteNotFoundError extends DomainError {
   constructor(method: string, path: string) {
     super(404, "ROUTE_NOT_FOUND", `no route for ${method} ${path}; see the OpenAPI document at GET /api/openapi.json`);
+  }
+}
+
+/** Thrown when a request's Host header is missing or malformed, so that it has no URL to route. */
+export class InvalidHostError extends DomainError {
+  constructor() {
+    super(400, "INVALID_HOST", "the Host header is missing or malformed: send the address you connected to, e.g. `Host: 127.0.0.1:7878`");
   }
 }
 

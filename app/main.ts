@@ -1,23 +1,36 @@
 // The manager's entry: the only place that reads the environment, opens the database and listens.
 import { join } from "node:path";
 import { defaultRootfsDir } from "../runtime/local/index";
-import { InvalidRuntimeSettingError } from "../runtime/select";
+import { InvalidRuntimeSettingError, parseRuntimeRequest } from "../runtime/select";
 import pkg from "../package.json" with { type: "json" };
 import { loadOrCreateToken } from "./auth-token";
-import { ConfigError, loadConfig } from "./config";
+import { ConfigError, loadConfig, type Config } from "./config";
 import { DatabaseStartupError, databasePath, openDatabase } from "./db/open";
 import { MAX_BODY_BYTES } from "./http/json-body";
-import { createLogger } from "./log";
+import { guardFetch, serverErrorHandler } from "./http/server-guard";
+import { createLogger, type Logger } from "./log";
 import { createManager } from "./manager";
+import { lockRuntimeDir } from "./runtime-dir-lock";
 import { setUpRuntime } from "./runtime-setup";
 import { loadGitCredentials, loadSecrets } from "./secrets-config";
 import { createCredentials } from "./services/credentials";
 import { runDoctor } from "./services/doctor";
 import { readHostLimits } from "./services/host-limits";
+import { checkAgainstHost, checkCanListen, listenError, prepareDataDir } from "./startup-checks";
 import { recoverVms } from "./supervisor/recovery";
 
 async function start() {
+  // Every check of the environment comes first: a bad value is one line and exit 78, with nothing touched.
   const config = loadConfig(process.env);
+  const host = readHostLimits();
+  checkAgainstHost(config, host);
+  parseRuntimeRequest(config.runtime);
+  const secrets = loadSecrets(process.env);
+  const gitCredentials = loadGitCredentials(process.env);
+  prepareDataDir(config.dataDir);
+  // Before anything reads the runtime dir: recovery would remove another manager's VMs. Held until exit.
+  lockRuntimeDir(config.runtimeDir, config.dataDir);
+  checkCanListen(config.hostname, config.port);
   const log = createLogger(config.logLevel);
   const db = openDatabase(config.dataDir);
   const token = loadOrCreateToken(config.dataDir, config.apiToken);
@@ -26,7 +39,7 @@ async function start() {
   log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, runtimeDir: config.runtimeDir });
   const manager = createManager({
     db,
-    host: readHostLimits(),
+    host,
     envDefaults: { cpus: config.envCpus, memoryMib: config.envMemoryMib, execTimeoutMs: config.envExecTimeoutMs },
     token,
     log,
@@ -37,7 +50,7 @@ async function start() {
     image: runtime.status.name === "msb" ? config.msbImage : rootfsDir,
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
-    credentials: createCredentials({ secrets: loadSecrets(process.env), gitCredentials: loadGitCredentials(process.env), env: process.env, log }),
+    credentials: createCredentials({ secrets, gitCredentials, env: process.env, log }),
     runtimeStatus: () => runtime.status,
     doctor: () =>
       runDoctor({
@@ -53,8 +66,7 @@ async function start() {
   if (runtime.driver) await recoverVms(runtime.driver, manager, log);
   manager.supervisor.startSweeping();
 
-  // Bun's own limit sits above ours so that our handler answers with the JSON reason first.
-  const server = Bun.serve({ fetch: manager.app.fetch, port: config.port, hostname: config.hostname, maxRequestBodySize: MAX_BODY_BYTES * 2 });
+  const server = listen(config, manager.app.fetch, log);
   log.info("manager listening", { url: server.url.href, dataDir: config.dataDir, database: databasePath(config.dataDir) });
 
   const shutdown = (signal: string) => {
@@ -70,11 +82,29 @@ async function start() {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
+function listen(config: Config, fetch: (request: Request) => Response | Promise<Response>, log: Logger) {
+  try {
+    return Bun.serve({
+      fetch: guardFetch(fetch),
+      // Never Bun's development error page: it shows source lines and host paths to anyone who connects.
+      development: false,
+      error: serverErrorHandler(log),
+      port: config.port,
+      hostname: config.hostname,
+      // Bun's own limit sits above ours so that our handler answers with the JSON reason first.
+      maxRequestBodySize: MAX_BODY_BYTES * 2,
+    });
+  } catch (error) {
+    throw listenError(config.hostname, config.port, error); // taken since checkCanListen: rare, still one line
+  }
+}
+
 try {
   await start();
 } catch (error) {
   if (error instanceof ConfigError || error instanceof DatabaseStartupError || error instanceof InvalidRuntimeSettingError) {
-    process.stderr.write(`session-sandbox: cannot start: ${error.message}\n`);
+    // One line whatever the reason holds (a JSON parser's message, a path with a newline).
+    process.stderr.write(`session-sandbox: cannot start: ${error.message.replace(/\s*\n\s*/g, " ")}\n`);
     process.exit(78); // EX_CONFIG
   }
   throw error;

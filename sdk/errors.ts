@@ -25,6 +25,8 @@ export class UnsupportedMediaTypeError extends SandboxError {}
 export class BodyTooLargeError extends SandboxError {}
 /** Thrown when the manager has no such route (an SDK newer than the manager). */
 export class RouteNotFoundError extends SandboxError {}
+/** Thrown when the request's Host header is missing or malformed (a proxy in between rewrote it badly). */
+export class InvalidHostError extends SandboxError {}
 /** Thrown when the session id is not registered. */
 export class SessionNotFoundError extends SandboxError {}
 /** Thrown when a parentID or forkOf names an unregistered session. */
@@ -77,6 +79,7 @@ const CLASS_BY_CODE = {
   UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaTypeError,
   BODY_TOO_LARGE: BodyTooLargeError,
   ROUTE_NOT_FOUND: RouteNotFoundError,
+  INVALID_HOST: InvalidHostError,
   SESSION_NOT_FOUND: SessionNotFoundError,
   PARENT_NOT_FOUND: ParentNotFoundError,
   SESSION_CONFLICT: SessionConflictError,

@@ -18,14 +18,15 @@ export type ManagerProcess = {
   kill9(): Promise<void>;
 };
 
-export async function startManager(dataDir: string, env: Record<string, string> = {}): Promise<ManagerProcess> {
+function managerEnv(dataDir: string, env: Record<string, string>): Record<string, string> {
   // Tests keep runtime state under /tmp (traversable by the VMs' uids), never in /var/lib; callers remove it.
   const runtimeDir = env.SANDBOX_RUNTIME_DIR ?? `${dataDir}-runtime`;
-  const proc = Bun.spawn(["bun", join(ROOT, "app/main.ts")], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", SANDBOX_DATA_DIR: dataDir, SANDBOX_PORT: "0", SANDBOX_RUNTIME_DIR: runtimeDir, ...env },
-    stdout: "ignore",
-    stderr: "pipe",
-  });
+  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", SANDBOX_DATA_DIR: dataDir, SANDBOX_PORT: "0", SANDBOX_RUNTIME_DIR: runtimeDir, ...env };
+}
+
+export async function startManager(dataDir: string, env: Record<string, string> = {}): Promise<ManagerProcess> {
+  const runtimeDir = managerEnv(dataDir, env).SANDBOX_RUNTIME_DIR!;
+  const proc = Bun.spawn(["bun", join(ROOT, "app/main.ts")], { env: managerEnv(dataDir, env), stdout: "ignore", stderr: "pipe" });
   const stderrLines: string[] = [];
   const listening = Promise.withResolvers<string>();
   void (async () => {
@@ -64,4 +65,14 @@ export async function startManager(dataDir: string, env: Record<string, string> 
       await proc.exited;
     },
   };
+}
+
+/** Runs a manager that is expected to refuse to start: its exit code and stderr (killed after 15 s). */
+export async function runManagerToExit(dataDir: string, env: Record<string, string> = {}): Promise<{ exitCode: number; stderr: string }> {
+  const proc = Bun.spawn(["bun", join(ROOT, "app/main.ts")], { env: managerEnv(dataDir, env), stdout: "ignore", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
+  const stderr = await new Response(proc.stderr).text();
+  const exitCode = await proc.exited;
+  clearTimeout(timer);
+  return { exitCode, stderr };
 }

@@ -32,7 +32,7 @@ const BUILT_IN_CPUS = 2;
 const BUILT_IN_MEMORY_MIB = 2048;
 const BUILT_IN_EXEC_TIMEOUT_MS = 120_000;
 
-const RANGES = {
+export const RANGES = {
   idleStopMinutes: { min: 1, max: 7 * 24 * 60, unit: "minutes" },
   maxRunningVms: { min: 1, max: 256, unit: "VMs" },
   execTimeoutMs: { min: 1_000, max: 24 * 60 * 60 * 1000, unit: "ms" },

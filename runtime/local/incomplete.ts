@@ -1,10 +1,12 @@
 // Clean-up after a crash part-way through create or remove: VM dirs without a record, volume dirs
-// without a record, and uid slots whose volume never got one. Such leftovers are invisible to list(),
-// so only this finds them. Run it only while nothing else drives the same state dir (manager startup).
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+// without a record, and this state dir's uid claims whose volume never got one. Such leftovers are
+// invisible to list(), so only this finds them. Run it only while nothing else drives the same state dir
+// (manager startup, under the runtime dir lock). Other managers' uid claims are never touched.
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { DriverContext } from "./context";
 import { removeVm } from "./lifecycle";
+import type { UidRegistry } from "./uid-registry";
 
 function entries(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir) : [];
@@ -23,12 +25,31 @@ export async function cleanUpIncomplete(ctx: DriverContext): Promise<string[]> {
     rmSync(ctx.paths.volumeDir(name), { recursive: true, force: true });
     removed.push(`volume ${name}`);
   }
-  for (const slot of entries(ctx.paths.uidSlotsDir)) {
-    const file = join(ctx.paths.uidSlotsDir, slot);
-    const owner = readFileSync(file, "utf8").trim();
-    if (existsSync(join(ctx.paths.volumeDir(owner), "volume.json"))) continue;
-    rmSync(file, { force: true });
-    removed.push(`uid slot ${slot}`);
+  const registry = ctx.volumes.uidRegistry();
+  for (const { firstUid, volume } of registry.ownClaims()) {
+    const record = ctx.volumes.read(volume);
+    if (record && ctx.volumes.hostUidBase(record.slot) === firstUid) continue;
+    registry.release(volume, firstUid);
+    removed.push(`uid range ${firstUid} of volume ${volume}`);
   }
-  return removed;
+  return [...removed, ...registerOwnVolumes(ctx, registry)];
+}
+
+/**
+ * Every volume with a record holds its range in the host-wide registry: volumes made before it existed
+ * (claimed in `<state>/uid-slots/`, now removed) are registered here. A range someone else claimed
+ * meanwhile cannot be taken back; the returned line says so.
+ */
+function registerOwnVolumes(ctx: DriverContext, registry: UidRegistry): string[] {
+  const conflicts: string[] = [];
+  for (const name of entries(ctx.paths.volumesDir)) {
+    const record = ctx.volumes.read(name);
+    if (!record) continue;
+    const firstUid = ctx.volumes.hostUidBase(record.slot);
+    if (registry.claim(name, firstUid) || registry.holds(name, firstUid)) continue;
+    const holder = registry.holder(firstUid);
+    conflicts.push(`uid range ${firstUid} of volume ${name} is also claimed by ${holder ? `${holder.stateDir} (volume ${holder.volume})` : "an unreadable claim"}: remove this VM so that it gets a range of its own`);
+  }
+  rmSync(ctx.paths.uidSlotsDir, { recursive: true, force: true });
+  return conflicts;
 }

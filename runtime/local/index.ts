@@ -10,6 +10,7 @@ import { cleanUpIncomplete } from "./incomplete";
 import { createVm, removeVm, startVm, stopVm } from "./lifecycle";
 import { probeLocal } from "./probe";
 import { isValidName, StatePaths } from "./state-paths";
+import { DEFAULT_UID_REGISTRY_DIR } from "./uid-registry";
 import { VmStore } from "./vm-store";
 import { Volumes } from "./volumes";
 
@@ -29,6 +30,8 @@ export type LocalDriverOptions = {
   /** First host uid of the VM uid blocks (each VM gets 65536), and how many blocks there are. */
   firstHostUid?: number;
   uidSlots?: number;
+  /** Where uid ranges are claimed, host-wide: every manager on a host must use the same one. */
+  uidRegistryDir?: string;
 };
 
 export type LocalDriver = RuntimeDriver & {
@@ -61,7 +64,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       return {
         paths,
         store: new VmStore(paths),
-        volumes: new Volumes(paths, { firstHostUid: options.firstHostUid ?? 1 << 30, slots: options.uidSlots ?? 16384 }),
+        volumes: new Volumes(paths, {
+          firstHostUid: options.firstHostUid ?? 1 << 30,
+          slots: options.uidSlots ?? 16384,
+          registryDir: options.uidRegistryDir ?? DEFAULT_UID_REGISTRY_DIR,
+        }),
         crun,
         layout,
         pidsLimit: options.pidsLimit ?? 1024,

@@ -2,16 +2,19 @@
 //
 // Each volume gets its own block of 65536 host uids/gids; a VM runs in its volume's block, so files
 // in the volume keep the right owner when the VM is recreated, and two sessions' VMs never share a host
-// uid. Slots are claimed with O_EXCL files, which is atomic across Workers and processes.
+// uid. Slots are claimed in the host-wide registry (uid-registry.ts), atomic across Workers, processes and
+// managers.
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { StatePaths } from "./state-paths";
+import { UidRegistry } from "./uid-registry";
 
 export const UIDS_PER_VM = 65536;
 
 export type VolumeRecord = { name: string; slot: number; createdAt: number };
-export type UidPlan = { firstHostUid: number; slots: number };
+/** `registryDir`: the host-wide claims of uid ranges (uid-registry.ts), shared with other managers. */
+export type UidPlan = { firstHostUid: number; slots: number; registryDir: string };
 
 export class Volumes {
   constructor(private readonly paths: StatePaths, private readonly plan: UidPlan) {}
@@ -49,22 +52,25 @@ export class Volumes {
   remove(name: string): void {
     const record = this.read(name);
     rmSync(this.paths.volumeDir(name), { recursive: true, force: true });
-    if (record) rmSync(join(this.paths.uidSlotsDir, String(record.slot)), { force: true });
+    if (record) this.uidRegistry().release(name, this.hostUidBase(record.slot));
   }
 
-  /** Starts at a hash of the name (stable and spread out) and probes linearly for a free slot. */
+  /** This state dir's view of the host-wide uid claims. */
+  uidRegistry(): UidRegistry {
+    return new UidRegistry(this.plan.registryDir, this.paths.stateDir);
+  }
+
+  /**
+   * Starts at a hash of the name (stable and spread out) and probes linearly for a slot whose uid range no
+   * one on the host (this or another manager) has claimed.
+   */
   private claimSlot(name: string): number {
-    mkdirSync(this.paths.uidSlotsDir, { recursive: true, mode: 0o700 });
+    const registry = this.uidRegistry();
     const start = createHash("sha256").update(name).digest().readUInt32BE(0) % this.plan.slots;
     for (let i = 0; i < this.plan.slots; i++) {
       const slot = (start + i) % this.plan.slots;
-      try {
-        writeFileSync(join(this.paths.uidSlotsDir, String(slot)), name, { flag: "wx" });
-        return slot;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      }
+      if (registry.claim(name, this.hostUidBase(slot))) return slot;
     }
-    throw new Error(`no free uid range: all ${this.plan.slots} slots are in use`);
+    throw new Error(`no free uid range: all ${this.plan.slots} slots are in use on this host`);
   }
 }

@@ -8,7 +8,7 @@ import { createLocalDriver } from "../../runtime/local/index";
 import { createClient } from "../../sdk/index";
 import { makeTempDir } from "../helpers";
 import { startManager, type ManagerProcess } from "../manager-process";
-import { expectNoLeaksAndCleanUp, prepareLocalRuntime } from "../runtime/local-target";
+import { expectNoLeaksAndCleanUp, heldUidRanges, prepareLocalRuntime } from "../runtime/local-target";
 import { eventually } from "./fixture";
 
 let image: string;
@@ -51,14 +51,14 @@ const vmDirs = () => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 
-/** After recovery and one sweep: nothing in the runtime's state, volumes, uid slots or cgroups. */
+/** After recovery and one sweep: nothing in the runtime's state, volumes, host-wide uid ranges or cgroups. */
 async function expectNothingLeft(client: ReturnType<typeof createClient>): Promise<void> {
   await client.vms.sweep({ idleForMs: 0 });
   const stateDir = join(`${dataDir}-runtime`, "local");
   const driver = createLocalDriver({ stateDir, rootfsDir: image, cgroupParent });
   expect(await driver.list({})).toEqual([]);
   const listed = (sub: string) => (existsSync(join(stateDir, sub)) ? readdirSync(join(stateDir, sub)) : []);
-  expect({ vms: listed("vms"), volumes: listed("volumes"), uidSlots: listed("uid-slots") }).toEqual({ vms: [], volumes: [], uidSlots: [] });
+  expect({ vms: listed("vms"), volumes: listed("volumes"), uidRanges: heldUidRanges(stateDir) }).toEqual({ vms: [], volumes: [], uidRanges: [] });
   // Also removes the (empty) parent cgroups; fails on any VM cgroup left.
   const copy = makeTempDir("ss-crash-check-");
   expectNoLeaksAndCleanUp({ driver: createLocalDriver({ stateDir: copy, rootfsDir: image, cgroupParent }), image, stateDir: copy, cgroupParent });

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { createLocalDriver, ensureRootfs, type LocalDriver } from "../../runtime/local/index";
 import { INSTALL_DEPS_SCRIPT } from "../../runtime/local/rootfs";
+import { DEFAULT_UID_REGISTRY_DIR, UidRegistry } from "../../runtime/local/uid-registry";
 
 export type LocalFixture = { driver: LocalDriver; image: string; stateDir: string; cgroupParent: string };
 
@@ -35,11 +36,16 @@ export function leftoverCgroups(fixture: LocalFixture): string[] {
   );
 }
 
-/** Asserts nothing of the fixture's VMs is left (cgroups, VM dirs, volumes, uid slots), then deletes it all. */
+/** The host-wide uid ranges a state dir still holds (freed with each volume). */
+export function heldUidRanges(stateDir: string): number[] {
+  return new UidRegistry(DEFAULT_UID_REGISTRY_DIR, stateDir).ownClaims().map((claim) => claim.firstUid);
+}
+
+/** Asserts nothing of the fixture's VMs is left (cgroups, VM dirs, volumes, uid ranges), then deletes it all. */
 export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
   const cgroups = leftoverCgroups(fixture);
   const listed = (dir: string) => (existsSync(join(fixture.stateDir, dir)) ? readdirSync(join(fixture.stateDir, dir)) : []);
-  const leftovers = { cgroups, vms: listed("vms"), volumes: listed("volumes"), uidSlots: listed("uid-slots") };
+  const leftovers = { cgroups, vms: listed("vms"), volumes: listed("volumes"), uidRanges: heldUidRanges(fixture.stateDir) };
   // Remove the (empty) parent cgroups this fixture created, whatever the assertion says.
   const layout = detectCgroupLayout();
   for (const dir of layout ? cgroupDirs(layout, `/${fixture.cgroupParent}`) : []) {
@@ -50,5 +56,5 @@ export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
     }
   }
   rmSync(fixture.stateDir, { recursive: true, force: true });
-  expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidSlots: [] });
+  expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidRanges: [] });
 }
