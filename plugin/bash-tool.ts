@@ -1,10 +1,10 @@
 // The `bash` tool that replaces OpenCode's built-in one (same arguments: command, timeout, workdir). Each
 // call goes to the arbiter: blocked → an error naming why, nothing runs; a winner → it runs the call
 // (ours: in the session's VM); nobody claims (the manager said "not sandboxed") → the host, as built in.
-import { tool, type ToolContext } from "@opencode-ai/plugin";
-import { randomUUID } from "node:crypto";
+import { tool } from "@opencode-ai/plugin";
 import { isAbsolute, resolve } from "node:path";
-import { decideCall, listProviders, markCall, type ProviderCall } from "../sdk/index";
+import type { ProviderCall } from "../sdk/index";
+import { decideRoute, takeCall } from "./call-decision";
 import { runOnHost } from "./host-run";
 import { tail } from "./provider";
 import type { SessionTracker } from "./sessions";
@@ -43,18 +43,11 @@ export function createBashTool(sessions: SessionTracker) {
         .describe("The working directory to run the command in. Defaults to the current directory. Use this instead of 'cd' commands."),
     },
     async execute(args, context) {
-      // OpenCode passes the call id at runtime; it is not in the published ToolContext type.
-      const callID = (context as ToolContext & { callID?: string }).callID ?? `${context.messageID}:${randomUUID()}`;
       const workdir = args.workdir ? (isAbsolute(args.workdir) ? args.workdir : resolve(context.directory, args.workdir)) : context.directory;
-      // Registration failing is not fatal here: our claim then fails too, which blocks the call.
-      await sessions.ensureRegistered(context.sessionID).catch(() => undefined);
-      const decision = await decideCall({ callID, sessionID: context.sessionID, directory: context.directory });
-      if (decision.blocked) {
-        throw new Error(`Not run: ${decision.reason} The session may be sandboxed, so the command is not run on the host either. Check the sandbox manager, then retry.`);
-      }
+      const route = await decideRoute(sessions, context, "command");
       await context.ask({ permission: "bash", patterns: [args.command], always: [alwaysPattern(args.command)], metadata: { command: args.command } });
       const call: ProviderCall = {
-        callID,
+        callID: route.callID,
         sessionID: context.sessionID,
         directory: context.directory,
         command: args.command,
@@ -63,21 +56,19 @@ export function createBashTool(sessions: SessionTracker) {
         abort: context.abort,
         onOutput: (soFar) => context.metadata({ title: args.command, metadata: { output: tail(soFar) } }),
       };
-      if (!decision.winner) {
+      if (route.kind === "host") {
         const result = await runOnHost(call);
         return { title: args.command, output: result.output, metadata: { output: tail(result.output), exit: result.exit, sandbox: false } };
       }
-      const providerId = decision.winner.providerId;
-      const winner = listProviders().find((provider) => provider.id === providerId);
-      if (!winner?.execute) throw new Error(`Not run: sandbox provider "${providerId}" won this call but cannot run commands (it has no execute). Nothing ran on the host.`);
-      if (!(await markCall(callID, providerId))) throw new Error(`Not run: call ${callID} was already taken by sandbox provider "${providerId}".`);
-      const result = await winner.execute(call).catch((error: Error) => {
+      const { providerId, provider } = route;
+      await takeCall(route);
+      const result = await provider.execute(call).catch((error: Error) => {
         throw new Error(`Not run: the sandbox (provider "${providerId}") refused or failed: ${error.message.replace(/\.?\s*$/, ".")} Nothing ran on the host.`);
       });
       return {
         title: result.title ?? args.command,
         output: result.output,
-        metadata: { ...result.metadata, output: tail(result.output), exit: result.exit, sandbox: true, sandboxProvider: providerId, sandboxTier: decision.winner.claim.tier },
+        metadata: { ...result.metadata, output: tail(result.output), exit: result.exit, sandbox: true, sandboxProvider: providerId, sandboxTier: route.tier },
       };
     },
   });

@@ -1,10 +1,13 @@
-// The session-sandbox OpenCode plugin: replaces the `bash` tool, tags spawned shells for the shim, keeps
-// the manager's sessions in step with OpenCode's, and offers a read-only `sandbox` tool. Talks to the
-// manager only through sdk/. Export nothing but the plugin function: OpenCode calls every export.
+// The session-sandbox OpenCode plugin: replaces the `bash` tool and the file tools (read, write, edit,
+// glob, grep, apply_patch) so they run where the session's sandbox is, tags spawned shells for the shim,
+// keeps the manager's sessions in step with OpenCode's, and offers a read-only `sandbox` tool. Talks to
+// the manager only through sdk/. Export nothing but the plugin function: OpenCode calls every export.
 import type { Plugin } from "@opencode-ai/plugin";
 import { join } from "node:path";
 import { createBashTool } from "./bash-tool";
 import { loadPluginConfig } from "./config";
+import { createFileTools } from "./file-tools/index";
+import { createHostOnlyGuard } from "./host-only-guard";
 import { addInstance, managerOf, removeInstance } from "./provider";
 import { createSandboxTool } from "./sandbox-tool";
 import { createSessionTracker, type OpencodeSession } from "./sessions";
@@ -22,6 +25,7 @@ export const SessionSandboxPlugin: Plugin = async (input, options) => {
     return result.data ? { id: result.data.id, directory: result.data.directory, parentID: result.data.parentID ?? null } : null;
   };
   const sessions = createSessionTracker(() => managerOf(instance), fetchSession, log);
+  const files = createFileTools(sessions);
   if (!config.token) log("session-sandbox is not configured; every shell command will be refused", { problem: config.problem });
 
   return {
@@ -36,10 +40,12 @@ export const SessionSandboxPlugin: Plugin = async (input, options) => {
         const info = event.properties.info;
         sessions.onCreated({ id: info.id, directory: info.directory, parentID: info.parentID ?? null });
       } else if (event.type === "session.deleted") {
+        files.forget(event.properties.info.id);
         await sessions.onDeleted(event.properties.info.id);
       }
     },
-    tool: { bash: createBashTool(sessions), sandbox: createSandboxTool(sessions) },
+    tool: { bash: createBashTool(sessions), ...files.tools, sandbox: createSandboxTool(sessions) },
+    "tool.execute.before": createHostOnlyGuard(sessions, input.directory),
     "shell.env": createShellEnvHook(instance, sessions),
     dispose: async () => removeInstance(input.directory),
   };

@@ -92,10 +92,11 @@ export async function createSession(oc: OpencodeServer, body: Record<string, unk
   return (await oc.call<{ id: string }>("POST", "/session", { title: "e2e", ...body })).id;
 }
 
-/** One agent turn with the scripted model; returns the tool parts it produced (newest last). */
-export async function prompt(oc: OpencodeServer, sessionID: string, text: string): Promise<ToolPart[]> {
+/** One agent turn with the scripted model (or `modelID` of the mock provider); returns the tool parts it produced (newest last). */
+export async function prompt(oc: OpencodeServer, sessionID: string, text: string, modelID?: string): Promise<ToolPart[]> {
   const before = new Set((await toolParts(oc, sessionID)).map((part) => part.callID));
-  await oc.call("POST", `/session/${sessionID}/message`, { parts: [{ type: "text", text }] });
+  const model = modelID ? { model: { providerID: "mock", modelID } } : {};
+  await oc.call("POST", `/session/${sessionID}/message`, { parts: [{ type: "text", text }], ...model });
   return (await toolParts(oc, sessionID)).filter((part) => !before.has(part.callID));
 }
 

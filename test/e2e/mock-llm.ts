@@ -1,5 +1,6 @@
 // A scripted OpenAI-compatible model on 127.0.0.1: `RUN:<cmd>` → one `bash` tool call, `TASK:<cmd>` → a
-// `task` tool call whose subagent then gets `RUN:<cmd>`, a tool result → "done", anything else → a title.
+// `task` tool call whose subagent then gets `RUN:<cmd>`, `CALL:<tool> <json args>` → that tool call as
+// given, a tool result → "done", anything else → a title.
 export type MockLlm = {
   url: string;
   /** Every request body received, newest last (to see which tool definitions OpenCode sent). */
@@ -37,6 +38,8 @@ function reply(body: MockLlm["requests"][number]): string {
   const call = (name: string, args: unknown) =>
     chunk({ tool_calls: [{ index: 0, id: `call_${++callCounter}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] }, null) +
     chunk({}, "tool_calls", true);
+  const named = /CALL:(\S+) (\{[\s\S]*\})\s*$/.exec(text);
+  if (named && offered.has(named[1]!)) return call(named[1]!, JSON.parse(named[2]!));
   const run = /RUN:([\s\S]+)$/.exec(text);
   if (run && offered.has("bash")) return call("bash", { command: run[1]!.trim(), description: "scripted command" });
   const task = /TASK:([\s\S]+)$/.exec(text);
