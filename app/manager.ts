@@ -7,7 +7,7 @@ import type { Logger } from "./log";
 import type { RuntimeStatus } from "./routes/health";
 import { createServices } from "./services";
 import { createExecService } from "./services/exec";
-import type { HostLimits } from "./services/host-limits";
+import { freeDiskMib, type HostLimits } from "./services/host-limits";
 import type { LifecycleEvent } from "./services/lifecycle-events";
 import type { EnvDefaults } from "./services/settings";
 import { createSupervisor, type Supervisor } from "./supervisor/supervisor";
@@ -94,12 +94,15 @@ function logEvents(events: ReturnType<typeof createEventBus>, log: Logger): void
 
 export function createManager(deps: ManagerDeps) {
   let supervisor: Supervisor | undefined;
+  const driver = deps.driver;
   const services = createServices({
     db: deps.db,
     host: deps.host,
     envDefaults: deps.envDefaults,
     now: deps.now,
     notify: (event) => supervisor && onLifecycle(supervisor, event),
+    // The local runtime's volumes live in its state dir; msb keeps its own (and does not enforce diskMib).
+    diskFreeMib: driver?.kind === "local" ? () => freeDiskMib(driver.stateDir) : undefined,
   });
   const stillWanted = (rootSessionId: string) => {
     try {

@@ -19,6 +19,11 @@ export type VmSpec = {
   tmpSizeMib: number;
   /** The persistent data volume, mounted at `/home/agent` (HOME); survives stop/start and recreation. */
   volume: { name: string };
+  /**
+   * The volume's disk quota: writes past it fail with ENOSPC in the guest. Default DEFAULT_DISK_MIB.
+   * local: a fixed-size ext4 image, grown or shrunk when this changes; msb: recorded, not enforced.
+   */
+  diskMib?: number;
   labels: Record<string, string>;
   network: NetworkPolicy;
   /**
@@ -28,6 +33,11 @@ export type VmSpec = {
    */
   egressSocket?: string;
 };
+
+/** A home volume's disk quota when the spec names none: room for toolchains and caches; sparse, so unused MiB cost nothing. */
+export const DEFAULT_DISK_MIB = 4096;
+/** The smallest disk quota: below it ext4's journal and metadata leave too little room to be useful. */
+export const MIN_DISK_MIB = 64;
 
 export type VmStatus = "running" | "stopped";
 

@@ -4,8 +4,9 @@ set -euo pipefail
 
 # crun: OCI runtime that builds each VM; tini: PID 1 that reaps orphans (tini-static is bind-mounted into
 # the guest so the rootfs needs no init); debootstrap: builds the guest rootfs; util-linux: unshare for
-# the hybrid-cgroup workaround; zstd is not needed (the rootfs is cached unpacked).
-packages=(crun tini debootstrap util-linux ca-certificates)
+# the hybrid-cgroup workaround and losetup; mount: mount/umount; e2fsprogs: mkfs.ext4, e2fsck and resize2fs
+# for the volumes' disk images; zstd is not needed (the rootfs is cached unpacked).
+packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -114,6 +114,7 @@ export const SandboxSettings = t.Object({
   execTimeoutMs: Type.Integer(),
   network: NetworkPolicy,
   forwardGitCredentials: t.Boolean(),
+  diskMib: Type.Integer({ description: "Disk quota of each VM's home volume (and the most /tmp holds), MiB" }),
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
 
@@ -129,6 +130,7 @@ export const SandboxSettingsPatch = t.Object(
     execTimeoutMs: t.Optional(t.Nullable(Type.Integer({ description: "1000 to 86400000" }))),
     network: t.Optional(t.Nullable(NetworkPolicy)),
     forwardGitCredentials: t.Optional(t.Nullable(t.Boolean({ description: "Opt-in: forward SANDBOX_GIT_CREDENTIALS into sandboxes" }))),
+    diskMib: t.Optional(t.Nullable(Type.Integer({ description: "MiB, at least 64 and at most the free space where the VMs' volumes live; a change recreates each VM at its next command, resizing its volume" }))),
   },
   { additionalProperties: false },
 );

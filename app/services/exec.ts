@@ -57,7 +57,7 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
     const mounts = resolveSessionMounts(root.directory, sharedDirs);
     const cwd = checkCwd(body.cwd, mounts);
     if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);
-    const { execTimeoutMs, forwardGitCredentials } = settings.get();
+    const { execTimeoutMs, forwardGitCredentials, diskMib } = settings.get();
     const forwarding = credentials?.resolve(mounts.top, forwardGitCredentials) ?? { env: {}, proxyRules: [] };
     const timeoutMs = body.timeoutMs ?? execTimeoutMs;
     if (timeoutMs < 1 || timeoutMs > MAX_EXEC_TIMEOUT_MS) {
@@ -71,8 +71,10 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
       cpus,
       memoryMib,
       mounts: mounts.all.map((hostPath) => ({ hostPath })),
-      tmpSizeMib: tmpSizeMibFor(memoryMib),
+      // /tmp is memory (tmpfs), bounded by its size and the memory limit; it never exceeds the disk quota either.
+      tmpSizeMib: Math.min(tmpSizeMibFor(memoryMib), diskMib),
       volume: { name: view.vmName },
+      diskMib,
       labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
       network: view.network.effective,
       ...(egress ? { egressSocket: egressSocketFor(view.vmName) } : {}),

@@ -16,12 +16,14 @@ export type ServiceDeps = {
   now?: () => number;
   /** Told about deletions, toggles and settings that affect VMs (the supervisor listens). */
   notify?: Notify;
+  /** Free MiB where the runtime keeps volumes, when known: the ceiling of the diskMib setting. */
+  diskFreeMib?: () => number | undefined;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, diskFreeMib }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
-  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify);
+  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify, diskFreeMib);
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
     if (event.type === "sessions-deleted") vmStops.forget(event.sessionIds);
     notify(event);

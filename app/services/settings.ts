@@ -4,7 +4,7 @@ import type { SettingsRepo } from "../db/settings-repo";
 import { ResourceOutOfRangeError, SettingOutOfRangeError } from "../errors";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
-import type { NetworkPolicy } from "../../runtime/driver";
+import { DEFAULT_DISK_MIB, MIN_DISK_MIB, type NetworkPolicy } from "../../runtime/driver";
 import { checkNetworkPolicy } from "./network-policy";
 
 export type SandboxSettings = {
@@ -19,6 +19,8 @@ export type SandboxSettings = {
   network: NetworkPolicy;
   /** Opt-in: forward the configured git credentials (SANDBOX_GIT_CREDENTIALS) into sandboxes. */
   forwardGitCredentials: boolean;
+  /** Disk quota of each VM's home volume (and the most /tmp can hold): writes past it fail with ENOSPC. */
+  diskMib: number;
 };
 
 /** A PATCH: each key set to a value, or to null to go back to its default. */
@@ -53,7 +55,19 @@ export function checkResources(resources: { cpus?: number | null; memoryMib?: nu
   }
 }
 
-export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, notify: Notify = () => undefined) {
+/**
+ * A disk quota below ext4's useful minimum, or above the free space where volumes live (`freeMib`:
+ * undefined when unknown), is refused. Volume images are sparse, so this bounds one VM, not their sum.
+ */
+export function checkDiskMib(diskMib: number, freeMib: number | undefined): void {
+  if (diskMib < MIN_DISK_MIB) throw new SettingOutOfRangeError(`diskMib ${diskMib} is out of range: it must be at least ${MIN_DISK_MIB} MiB`);
+  if (freeMib !== undefined && diskMib > freeMib) {
+    throw new SettingOutOfRangeError(`diskMib ${diskMib} is out of range: it must be at most the ${freeMib} MiB free on the disk that holds the VMs' volumes`);
+  }
+}
+
+/** `diskFreeMib`: free MiB where the runtime keeps volumes, when known (checked on each change of diskMib). */
+export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, notify: Notify = () => undefined, diskFreeMib: () => number | undefined = () => undefined) {
   checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
   const defaults: SandboxSettings = {
     enabled: true,
@@ -65,6 +79,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     execTimeoutMs: env.execTimeoutMs ?? BUILT_IN_EXEC_TIMEOUT_MS,
     network: { mode: "none" },
     forwardGitCredentials: false,
+    diskMib: DEFAULT_DISK_MIB,
   };
 
   function get(): SandboxSettings {
@@ -79,6 +94,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
   function patch(changes: SettingsPatch): SandboxSettings {
     checkResources(changes, host, "");
     if (changes.network) checkNetworkPolicy(changes.network);
+    if (changes.diskMib != null) checkDiskMib(changes.diskMib, diskFreeMib());
     for (const [key, range] of Object.entries(RANGES)) {
       const value = changes[key as keyof typeof RANGES];
       if (value != null && (value < range.min || value > range.max)) {

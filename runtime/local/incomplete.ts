@@ -2,9 +2,10 @@
 // without a record, and this state dir's uid claims whose volume never got one. Such leftovers are
 // invisible to list(), so only this finds them. Run it only while nothing else drives the same state dir
 // (manager startup, under the runtime dir lock). Other managers' uid claims are never touched.
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { DriverContext } from "./context";
+import { detachLoops, mountedLoopDevices } from "./disk-image";
 import { removeVm } from "./lifecycle";
 import type { UidRegistry } from "./uid-registry";
 
@@ -22,9 +23,11 @@ export async function cleanUpIncomplete(ctx: DriverContext): Promise<string[]> {
   }
   for (const name of entries(ctx.paths.volumesDir)) {
     if (existsSync(join(ctx.paths.volumeDir(name), "volume.json"))) continue;
+    await ctx.volumes.disks.release(name); // a crash between mount and record: never rm -rf through a mount
     rmSync(ctx.paths.volumeDir(name), { recursive: true, force: true });
     removed.push(`volume ${name}`);
   }
+  removed.push(...(await releaseStrayDisks(ctx)));
   const registry = ctx.volumes.uidRegistry();
   for (const { firstUid, volume } of registry.ownClaims()) {
     const record = ctx.volumes.read(volume);
@@ -33,6 +36,17 @@ export async function cleanUpIncomplete(ctx: DriverContext): Promise<string[]> {
     removed.push(`uid range ${firstUid} of volume ${volume}`);
   }
   return [...removed, ...registerOwnVolumes(ctx, registry)];
+}
+
+/**
+ * Loop devices on this state dir's images that nothing mounts here (e.g. the image of a volume deleted
+ * while another mount namespace still held it), and spare disks a crash left half-formatted.
+ */
+async function releaseStrayDisks(ctx: DriverContext): Promise<string[]> {
+  const mounted = mountedLoopDevices();
+  const under = `${realpathSync(ctx.paths.stateDir)}/`;
+  const loops = await detachLoops((backing) => backing.startsWith(under), (device) => !mounted.has(device));
+  return [...loops.map((device) => `loop device ${device}`), ...ctx.volumes.disks.spares.removePartial().map((file) => `spare disk ${file}`)];
 }
 
 /**

@@ -104,7 +104,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
         .filter((info): info is VmInfo => !!info && Object.entries(labels).every(([k, v]) => info.spec.labels[k] === v)),
     listVolumes: async () => (existsSync(paths.volumesDir) ? readdirSync(paths.volumesDir) : []),
     removeVolume: async (name) => {
-      if (isValidName(name)) (await context()).volumes.remove(name);
+      if (isValidName(name)) await (await context()).volumes.remove(name);
     },
     cleanUpIncomplete: async () => cleanUpIncomplete(await context()),
     cgroupPath: (name) => paths.cgroupPath(name),

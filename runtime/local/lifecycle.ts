@@ -1,7 +1,7 @@
 // create / start / stop / remove of one VM: crun container + cgroups + guest root + volume.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../driver";
+import { DEFAULT_DISK_MIB, RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../driver";
 import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup-tree";
 import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
@@ -27,8 +27,11 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
   }
   let volumeCreated = false;
   try {
-    const { record: volume, created } = ctx.volumes.ensure(spec.volume.name);
+    const diskMib = spec.diskMib ?? DEFAULT_DISK_MIB;
+    const { record: volume, created } = await ctx.volumes.ensure(spec.volume.name, diskMib);
     volumeCreated = created;
+    // Mounting takes ~4 ms: start it now, beside the steps below; startVm waits for this same mount.
+    ctx.volumes.mount(spec.volume.name).catch(() => {});
     const hostUidBase = ctx.volumes.hostUidBase(volume.slot);
     const plan = planGuestRoot(spec.image, spec.mounts.map((m) => m.hostPath));
     materializeGuestRoot(plan, ctx.paths.guestRoot(spec.name), hostUidBase);
@@ -48,10 +51,11 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
     const createdAt = Date.now();
     ctx.store.write(spec.name, { spec: structuredClone(spec), createdAt, hostUidBase, cgroupPath });
     await startVm(ctx, spec.name);
+    ctx.volumes.disks.spares.refill(diskMib);
     return { name: spec.name, status: "running", spec: structuredClone(spec), createdAt };
   } catch (error) {
     await removeVm(ctx, spec.name, { keepVolume: true }).catch(() => {});
-    if (volumeCreated) ctx.volumes.remove(spec.volume.name);
+    if (volumeCreated) await ctx.volumes.remove(spec.volume.name).catch(() => {});
     throw failed("create", spec.name, error);
   }
 }
@@ -61,6 +65,9 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
   if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
   if (ctx.store.livePid(name)) return;
   try {
+    // Usually already mounted (a cheap check); after a host reboot it is not. Runs beside the clean-up.
+    const volumeMounted = ctx.volumes.mount(record.spec.volume.name);
+    volumeMounted.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
     // A VM that died on its own (or before a host reboot) leaves crun state and cgroups behind.
     await powerOff(ctx, name, record.cgroupPath);
     const execDir = ctx.paths.execDir(name);
@@ -68,6 +75,7 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     mkdirSync(execDir, { mode: 0o700 });
     const pidFile = join(ctx.paths.vmDir(name), "pid");
     rmSync(pidFile, { force: true });
+    await volumeMounted;
     await ctx.crun.startDetached(ctx.paths.containerId(name), ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), "crun.log"));
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     const startTime = processStartTime(pid);
@@ -126,7 +134,7 @@ export async function removeVm(ctx: DriverContext, name: string, options: { keep
   const record = ctx.store.read(name);
   try {
     await powerOff(ctx, name, record?.cgroupPath ?? ctx.paths.cgroupPath(name));
-    if (record && !options.keepVolume) ctx.volumes.remove(record.spec.volume.name);
+    if (record && !options.keepVolume) await ctx.volumes.remove(record.spec.volume.name);
     rmSync(ctx.paths.vmDir(name), { recursive: true, force: true });
   } catch (error) {
     throw failed("remove", name, error);

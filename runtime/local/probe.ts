@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Capability } from "../driver";
 import { describeLayout, missingControllers, type CgroupLayout } from "./cgroup-layout";
+import { diskTool } from "./disk-image";
 import { raiseHostInotifyLimits } from "./inotify-limits";
 import type { Crun } from "./crun";
 import { BUILD_ROOTFS_SCRIPT, INSTALL_DEPS_SCRIPT, rootfsReady } from "./rootfs";
@@ -52,6 +53,11 @@ export async function probeLocal(input: ProbeInput): Promise<Capability> {
   // The probe runs when a driver first starts: size host root's inotify quota for every VM at once. Best
   // effort; the doctor reports limits that are still too low, with the fix (inotify-limits.ts).
   if (process.getuid?.() === 0) raiseHostInotifyLimits();
+  // Each volume's disk quota is a loop-mounted ext4 image (volume-disks.ts).
+  for (const tool of ["mkfs.ext4", "e2fsck", "resize2fs", "mount", "umount", "losetup"]) {
+    if (!diskTool(tool)) problems.push({ what: `${tool} is missing; volume disk quotas need it`, fix: deps });
+  }
+  if (!existsSync("/dev/loop-control")) problems.push({ what: "no loop devices (/dev/loop-control); volume disk quotas need them", fix: "modprobe loop" });
   if (readUserNamespaceLimit() === 0) {
     problems.push({ what: "user namespaces are disabled (user.max_user_namespaces = 0)", fix: "sysctl -w user.max_user_namespaces=15000" });
   }

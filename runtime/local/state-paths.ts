@@ -29,6 +29,10 @@ export class StatePaths {
   get uidSlotsDir(): string {
     return join(this.stateDir, "uid-slots");
   }
+  /** Formatted volume images kept ready, one per size (see volume-disk.ts). */
+  get spareDisksDir(): string {
+    return join(this.stateDir, "spare-disks");
+  }
 
   vmDir(name: string): string {
     return join(this.vmsDir, name);
@@ -53,6 +57,10 @@ export class StatePaths {
   }
   volumeData(volume: string): string {
     return join(this.volumeDir(volume), "data");
+  }
+  /** The volume's fixed-size ext4 image, loop-mounted at volumeData while the volume exists. */
+  volumeDisk(volume: string): string {
+    return join(this.volumeDir(volume), "disk.img");
   }
 
   /** crun container id: unique per state dir; crun ids live in this driver's own --root anyway. */

@@ -1,7 +1,7 @@
 // Rejects a VmSpec the local runtime cannot honour, with a message that says what to change.
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { RuntimeError, type VmSpec } from "../driver";
+import { MIN_DISK_MIB, RuntimeError, type VmSpec } from "../driver";
 import { isValidName } from "./state-paths";
 
 function fail(message: string): never {
@@ -19,6 +19,9 @@ export function validateSpec(spec: VmSpec, stateDir: string): void {
   if (!(spec.cpus > 0 && Number.isFinite(spec.cpus))) fail(`cpus must be a positive number, got ${spec.cpus}`);
   if (!Number.isInteger(spec.memoryMib) || spec.memoryMib < 32) fail(`memoryMib must be an integer ≥ 32, got ${spec.memoryMib}`);
   if (!Number.isInteger(spec.tmpSizeMib) || spec.tmpSizeMib < 1) fail(`tmpSizeMib must be an integer ≥ 1, got ${spec.tmpSizeMib}`);
+  if (spec.diskMib !== undefined && (!Number.isInteger(spec.diskMib) || spec.diskMib < MIN_DISK_MIB)) {
+    fail(`diskMib must be an integer ≥ ${MIN_DISK_MIB}, got ${spec.diskMib}`);
+  }
   if (spec.network.mode !== "none" && (!spec.egressSocket || !spec.egressSocket.startsWith("/"))) {
     fail(`network policy "${spec.network.mode}" needs an egress proxy socket (egressSocket, an absolute host path): the local runtime has no other route out`);
   }

@@ -4,20 +4,26 @@
 // in the volume keep the right owner when the VM is recreated, and two sessions' VMs never share a host
 // uid. Slots are claimed in the host-wide registry (uid-registry.ts), atomic across Workers, processes and
 // managers.
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { StatePaths } from "./state-paths";
 import { UidRegistry } from "./uid-registry";
+import { VolumeDisks } from "./volume-disks";
 
 export const UIDS_PER_VM = 65536;
 
-export type VolumeRecord = { name: string; slot: number; createdAt: number };
+/** `diskMib`: the size of the volume's disk (volume-disks.ts); absent for a volume made before disk quotas. */
+export type VolumeRecord = { name: string; slot: number; createdAt: number; diskMib?: number };
 /** `registryDir`: the host-wide claims of uid ranges (uid-registry.ts), shared with other managers. */
 export type UidPlan = { firstHostUid: number; slots: number; registryDir: string };
 
 export class Volumes {
-  constructor(private readonly paths: StatePaths, private readonly plan: UidPlan) {}
+  readonly disks: VolumeDisks;
+
+  constructor(private readonly paths: StatePaths, private readonly plan: UidPlan) {
+    this.disks = new VolumeDisks(paths);
+  }
 
   hostUidBase(slot: number): number {
     return this.plan.firstHostUid + slot * UIDS_PER_VM;
@@ -31,26 +37,64 @@ export class Volumes {
     }
   }
 
-  /** Returns the existing volume of that name (recreation keeps data) or creates it. */
-  ensure(name: string): { record: VolumeRecord; created: boolean } {
+  /**
+   * Returns the existing volume of that name (recreation keeps data; a changed `diskMib` resizes its
+   * disk) or creates it with a disk of `diskMib`. The disk is mounted by `mount`, at VM start.
+   */
+  async ensure(name: string, diskMib: number): Promise<{ record: VolumeRecord; created: boolean }> {
     const existing = this.read(name);
-    const record: VolumeRecord = existing ?? { name, slot: this.claimSlot(name), createdAt: Date.now() };
-    const data = this.paths.volumeData(name);
-    if (!existsSync(data)) {
+    if (existing) return { record: await this.fitDisk(existing, diskMib), created: false };
+    const record: VolumeRecord = { name, slot: this.claimSlot(name), createdAt: Date.now(), diskMib };
+    try {
       // Parents 0711 (traversable by the VM's uid, not listable), see createLocalDriver.
       mkdirSync(this.paths.volumesDir, { recursive: true, mode: 0o711 });
       mkdirSync(this.paths.volumeDir(name), { recursive: true, mode: 0o711 });
-      mkdirSync(data, { mode: 0o700 });
-      // Owned by the guest's root so it can write its HOME; nothing else on the host uses this uid.
-      const base = this.hostUidBase(record.slot);
-      chownSync(data, base, base);
+      // Root's until the disk is mounted over it (then the guest root's): unmounted, a guest cannot fill the host.
+      mkdirSync(this.paths.volumeData(name), { recursive: true, mode: 0o700 });
+      await this.disks.create(name, diskMib);
+      // Last: a volume dir without volume.json is a crash leftover (incomplete.ts).
+      this.write(record);
+    } catch (error) {
+      await this.disks.release(name).catch(() => undefined);
+      rmSync(this.paths.volumeDir(name), { recursive: true, force: true });
+      this.uidRegistry().release(name, this.hostUidBase(record.slot));
+      throw error;
     }
-    if (!existing) writeFileSync(join(this.paths.volumeDir(name), "volume.json"), JSON.stringify(record), { mode: 0o600 });
-    return { record, created: !existing };
+    return { record, created: true };
   }
 
-  remove(name: string): void {
+  /** Mounts the volume's disk unless it already is; its root belongs to the VM's root uid. */
+  mount(name: string): Promise<void> {
     const record = this.read(name);
+    if (!record) return Promise.reject(new Error(`volume ${name} does not exist`));
+    // A volume from before disk quotas stays a plain directory until its VM is recreated (fitDisk).
+    if (record.diskMib === undefined) return Promise.resolve();
+    return this.disks.mount(name, this.hostUidBase(record.slot));
+  }
+
+  /** Migrates a volume from before disk quotas, or resizes a disk whose size changed. */
+  private async fitDisk(record: VolumeRecord, diskMib: number): Promise<VolumeRecord> {
+    if (record.diskMib === diskMib) return record;
+    const updated = { ...record, diskMib };
+    const hostUid = this.hostUidBase(record.slot);
+    if (record.diskMib === undefined) await this.disks.migrate(record.name, diskMib, hostUid, () => this.write(updated));
+    else {
+      await this.disks.resize(record.name, record.diskMib, diskMib);
+      this.write(updated);
+    }
+    return updated;
+  }
+
+  /** Atomically (write, then rename): the record is what says a volume is complete and how big its disk is. */
+  private write(record: VolumeRecord): void {
+    const file = join(this.paths.volumeDir(record.name), "volume.json");
+    writeFileSync(`${file}.tmp`, JSON.stringify(record), { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  }
+
+  async remove(name: string): Promise<void> {
+    const record = this.read(name);
+    await this.disks.release(name);
     rmSync(this.paths.volumeDir(name), { recursive: true, force: true });
     if (record) this.uidRegistry().release(name, this.hostUidBase(record.slot));
   }

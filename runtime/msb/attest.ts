@@ -46,6 +46,7 @@ export function attest(expected: VmSpec, actual: VmInfo & { anomalies?: string[]
   field("cpus", expected.cpus, have.cpus);
   field("memoryMib", expected.memoryMib, have.memoryMib);
   field("tmpSizeMib", expected.tmpSizeMib, have.tmpSizeMib);
+  field("diskMib", expected.diskMib, have.diskMib);
   field("volume", expected.volume.name, have.volume.name);
   compareMounts(expected, have, mismatches);
   compareLabels(expected, have, mismatches);

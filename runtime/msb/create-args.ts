@@ -6,6 +6,11 @@ import { checkImage, checkLabel, checkMountPath, checkName, checkPositiveInteger
 /** Where the persistent data volume is mounted (HOME of the guest user). */
 export const VOLUME_GUEST_PATH = "/home/agent";
 export const TMP_GUEST_PATH = "/tmp";
+/**
+ * The spec's diskMib, kept as a label so it reads back and a change recreates the sandbox. msb does not
+ * enforce it: see docs/runtime-msb.md ("Disk quota") for what msb 0.6.18's disk volumes would need.
+ */
+export const DISK_MIB_LABEL = "session-sandbox.disk-mib";
 
 // Mount targets the driver owns; a bind mount there would shadow the tmpfs, the volume or the root.
 const RESERVED_GUEST_PATHS = new Set(["/", TMP_GUEST_PATH, VOLUME_GUEST_PATH]);
@@ -51,7 +56,7 @@ export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {
     `--tmpfs=${TMP_GUEST_PATH}:${checkPositiveInteger(spec.tmpSizeMib, "tmpSizeMib")}M`,
     // --mount-named creates the volume when missing; an existing one (and its data) is reused as is.
     `--mount-named=${checkName(spec.volume.name, "volume name")}:${VOLUME_GUEST_PATH}`,
-    ...labelArgs(spec.labels),
+    ...labelArgs(spec.diskMib === undefined ? spec.labels : { ...spec.labels, [DISK_MIB_LABEL]: String(checkPositiveInteger(spec.diskMib, "diskMib")) }),
     ...buildNetworkArgs(spec.network),
     "--quiet",
   ];

@@ -2,7 +2,7 @@
 // fields are ignored, missing or unrecognised ones become `anomalies`, which attestation treats as
 // mismatches, so a sandbox that cannot be fully read is never reused.
 import type { BindMount, VmInfo, VmSpec, VmStatus } from "../driver";
-import { TMP_GUEST_PATH, VOLUME_GUEST_PATH } from "./create-args";
+import { DISK_MIB_LABEL, TMP_GUEST_PATH, VOLUME_GUEST_PATH } from "./create-args";
 import { asArray, asBoolean, asNumber, asRecord, asString } from "./json-guards";
 import { readNetworkPolicy } from "./network-rules";
 
@@ -92,6 +92,9 @@ export function readSpec(config: Record<string, unknown> | undefined, fallbackNa
   const cpus = asNumber(resources?.cpus);
   const memoryMib = asNumber(resources?.memory_mib);
   if (cpus === undefined || memoryMib === undefined) anomalies.push(`resources not recognised: ${JSON.stringify(config?.resources)}`);
+  const { [DISK_MIB_LABEL]: diskLabel, ...labels } = readLabels(config?.labels, anomalies);
+  const diskMib = diskLabel === undefined ? undefined : Number(diskLabel);
+  if (diskMib !== undefined && !Number.isSafeInteger(diskMib)) anomalies.push(`label ${DISK_MIB_LABEL} is not a whole number: ${JSON.stringify(diskLabel)}`);
   return {
     name: asString(config?.name) ?? fallbackName,
     image: readImage(config?.image, anomalies),
@@ -100,8 +103,9 @@ export function readSpec(config: Record<string, unknown> | undefined, fallbackNa
     mounts: mounts.mounts,
     tmpSizeMib: mounts.tmpSizeMib,
     volume: { name: mounts.volumeName },
-    labels: readLabels(config?.labels, anomalies),
+    labels,
     network: network.policy,
+    ...(diskMib === undefined ? {} : { diskMib }),
   };
 }
 

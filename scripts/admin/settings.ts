@@ -22,6 +22,7 @@ export const SETTING_KINDS = {
   execTimeoutMs: "ms",
   network: "network",
   forwardGitCredentials: "boolean",
+  diskMib: "mib",
 } as const satisfies { [K in keyof Required<SettingsPatch>]: Kind };
 type SettingKey = keyof typeof SETTING_KINDS;
 
@@ -110,7 +111,7 @@ if (import.meta.main) {
        bun run settings set key=value [key=value ...] [--json]
 
 Shows the server-wide sandbox settings, or changes them. Keys: ${Object.keys(SETTING_KINDS).join(", ")}.
-Values: true/false for booleans; whole numbers; memoryMib also as 2G or 512M; idleStopMinutes also as
+Values: true/false for booleans; whole numbers; memoryMib and diskMib also as 2G or 512M; idleStopMinutes also as
 30m or 2h; execTimeoutMs also as 90s or 2m; network as none, all or allowlist:host,host (or JSON);
 null (or default) returns a key to its default.`,
       options: {},

@@ -74,6 +74,7 @@ describe("bun run settings", () => {
       execTimeoutMs          120000 (2m)
       network                none
       forwardGitCredentials  false
+      diskMib                4096 (4G)
       "
     `);
   });
@@ -92,6 +93,7 @@ describe("bun run settings", () => {
       execTimeoutMs          90000 (90s)
       network                allowlist: api.github.com, *.example.com
       forwardGitCredentials  false
+      diskMib                4096 (4G)
       "
     `);
     expect(await m.client.settings.get()).toMatchObject({ memoryMib: 1536, idleStopMinutes: 120, execTimeoutMs: 90_000, maxRunningVms: 3, defaultForNewSessions: false, network: { mode: "allowlist", allow: ["api.github.com", "*.example.com"] } });
@@ -108,7 +110,7 @@ describe("bun run settings", () => {
     expect(await m.run("settings", ["set", "bogus=1"])).toEqual({
       exitCode: 2,
       stdout: "",
-      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials\n',
+      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib\n',
     });
     expect((await m.run("settings", ["set", "cpus=two"])).stderr).toBe('settings: cpus "two" is not a whole number — fix: write it like 2\n');
     const refused = await m.run("settings", ["set", "maxRunningVms=100000"]);

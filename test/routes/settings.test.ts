@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { makeTestApp, snapshotDatabase, type TestApp } from "../helpers";
+import { freeDiskMib } from "../../app/services/host-limits";
+import { makeTempDir, makeTestApp, snapshotDatabase, type TestApp } from "../helpers";
 
 let t: TestApp;
 afterEach(() => t.cleanup());
@@ -18,6 +19,7 @@ describe("GET /api/settings/sandbox", () => {
       execTimeoutMs: 120_000,
       network: { mode: "none" },
       forwardGitCredentials: false,
+      diskMib: 4096,
     });
     expect((await t.request("GET", "/api/settings/sandbox", { token: null })).status).toBe(401);
   });
@@ -44,7 +46,7 @@ describe("GET /api/settings/sandbox", () => {
 describe("PATCH /api/settings/sandbox", () => {
   test("each key → stored and read back; survives a reopen", async () => {
     t = makeTestApp();
-    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true };
+    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512 };
     expect(await t.client.settings.patch(patch)).toEqual(patch);
     const dataDir = t.dataDir;
     t.db.close();
@@ -64,6 +66,10 @@ describe("PATCH /api/settings/sandbox", () => {
       [{ execTimeoutMs: 10 }, 400, "ms"],
       [{ cpus: 99 }, 400, "host's 4 CPUs"],
       [{ memoryMib: 1 }, 400, "128 MiB"],
+      [{ diskMib: 10 }, 400, "at least 64 MiB"],
+      [{ diskMib: -1 }, 400, "at least 64 MiB"],
+      [{ diskMib: "4G" }, 422, "/diskMib"],
+      [{ diskMib: 1.5 }, 422, "/diskMib"],
       [{ enabled: "no" }, 422, "/enabled"],
       [{ maxRunningVms: 2.5 }, 422, "/maxRunningVms"],
       [{ colour: "blue" }, 422, "/colour"],
@@ -79,5 +85,17 @@ describe("PATCH /api/settings/sandbox", () => {
     expect((await t.request("PATCH", "/api/settings/sandbox", { body: "x".repeat(2 * 1024 * 1024) })).status).toBe(413);
     expect((await t.request("PATCH", "/api/settings/sandbox", { body: "{}", token: "wrong" })).status).toBe(401);
     expect(snapshotDatabase(t.db)).toBe(before);
+  });
+
+  test("diskMib above the free space where the local runtime keeps volumes → 400 naming it; within → stored", async () => {
+    const stateDir = makeTempDir("ss-settings-runtime-");
+    t = makeTestApp({ runtime: { stateDir, cgroupParent: "unused", image: "/nonexistent-rootfs" } });
+    const free = freeDiskMib(stateDir);
+    const res = await t.request("PATCH", "/api/settings/sandbox", { body: JSON.stringify({ diskMib: free + 1024 }) });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toMatch(/at most the \d+ MiB free on the disk that holds the VMs' volumes/);
+    expect((await t.client.settings.patch({ diskMib: 64 })).diskMib).toBe(64);
+    expect((await t.client.settings.patch({ diskMib: null })).diskMib).toBe(4096);
+    rmSync(stateDir, { recursive: true, force: true });
   });
 });

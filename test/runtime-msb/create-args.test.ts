@@ -1,6 +1,7 @@
 // buildCreateArgs: the exact `msb create` argv for a VmSpec, and the values it refuses to put on a command line.
 import { describe, expect, test } from "bun:test";
-import { buildCreateArgs, InvalidSpecError } from "../../runtime/msb";
+import { buildCreateArgs, InvalidSpecError, parseInspect } from "../../runtime/msb";
+import noneFixture from "./fixtures/inspect-none-0.6.18.json";
 import { sampleSpec } from "./fake-msb-harness";
 
 describe("buildCreateArgs", () => {
@@ -21,6 +22,17 @@ describe("buildCreateArgs", () => {
       "--no-net",
       "--quiet",
     ]);
+  });
+
+  test("diskMib → recorded as a label (msb 0.6.18 does not enforce it) that inspect reads back as diskMib", () => {
+    const args = buildCreateArgs(sampleSpec({ diskMib: 2048 }));
+    expect(args).toContain("--label=session-sandbox.disk-mib=2048");
+    const inspected = structuredClone(noneFixture) as { name: string; config: { labels: Record<string, string> } };
+    inspected.config.labels["session-sandbox.disk-mib"] = "2048";
+    const { spec, anomalies } = parseInspect(inspected, inspected.name);
+    expect(spec.diskMib).toBe(2048);
+    expect(spec.labels).not.toHaveProperty("session-sandbox.disk-mib");
+    expect(anomalies.filter((a) => a.includes("disk"))).toEqual([]);
   });
 
   test("replace option → --replace appended", () => {

@@ -1,10 +1,11 @@
 // Test wiring for the local driver: deps and rootfs (built once, cached), a temp state dir, leak checks.
 import { expect } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { createLocalDriver, ensureRootfs, type LocalDriver } from "../../runtime/local/index";
+import { loopDevices } from "../../runtime/local/disk-image";
 import { INSTALL_DEPS_SCRIPT } from "../../runtime/local/rootfs";
 import { DEFAULT_UID_REGISTRY_DIR, UidRegistry } from "../../runtime/local/uid-registry";
 
@@ -41,11 +42,29 @@ export function heldUidRanges(stateDir: string): number[] {
   return new UidRegistry(DEFAULT_UID_REGISTRY_DIR, stateDir).ownClaims().map((claim) => claim.firstUid);
 }
 
-/** Asserts nothing of the fixture's VMs is left (cgroups, VM dirs, volumes, uid ranges), then deletes it all. */
+/** Mount points under a state dir and loop devices backed by files under it (the volumes' disk images). */
+export function leftoverDisks(stateDir: string): string[] {
+  if (!existsSync(stateDir)) return [];
+  const under = `${realpathSync(stateDir)}/`;
+  // mountinfo's 5th field is the mount point (octal escapes aside, which temp dirs do not need).
+  const mounts = readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((line) => line.split(" ")[4] ?? "").filter((point) => point.startsWith(under));
+  return [...mounts.map((point) => `mount ${point}`), ...loopDevices((backing) => backing.startsWith(under)).map((device) => `loop ${device}`)];
+}
+
+/** Unmounts and detaches what leftoverDisks found, so that deleting the state dir never recurses into a disk. */
+function releaseDisks(stateDir: string): void {
+  for (const leftover of leftoverDisks(stateDir)) {
+    const [kind, path = ""] = leftover.split(" ");
+    Bun.spawnSync(kind === "mount" ? ["umount", "-l", path] : ["losetup", "-d", path]);
+  }
+}
+
+/** Asserts nothing of the fixture's VMs is left (cgroups, VM dirs, volumes, uid ranges, disk mounts and loop devices), then deletes it all. */
 export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
   const cgroups = leftoverCgroups(fixture);
   const listed = (dir: string) => (existsSync(join(fixture.stateDir, dir)) ? readdirSync(join(fixture.stateDir, dir)) : []);
-  const leftovers = { cgroups, vms: listed("vms"), volumes: listed("volumes"), uidRanges: heldUidRanges(fixture.stateDir) };
+  const disks = leftoverDisks(fixture.stateDir);
+  const leftovers = { cgroups, vms: listed("vms"), volumes: listed("volumes"), uidRanges: heldUidRanges(fixture.stateDir), disks };
   // Remove the (empty) parent cgroups this fixture created, whatever the assertion says.
   const layout = detectCgroupLayout();
   for (const dir of layout ? cgroupDirs(layout, `/${fixture.cgroupParent}`) : []) {
@@ -55,6 +74,7 @@ export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
       // Absent, or busy because a VM leaked: the assertion below reports that.
     }
   }
+  releaseDisks(fixture.stateDir);
   rmSync(fixture.stateDir, { recursive: true, force: true });
-  expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidRanges: [] });
+  expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidRanges: [], disks: [] });
 }
