@@ -17,7 +17,9 @@ type WireEvent =
   | { type: "stdout"; data: string }
   | { type: "stderr"; data: string }
   | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
-  | { type: "error"; code: string; message: string };
+  | { type: "error"; code: string; message: string }
+  /** Sent every 15 s while a command is quiet, for proxies in between; skipped here. */
+  | { type: "heartbeat" };
 
 /** Yields the exec's events; throws a typed error for a refusal or a runtime failure. Abort `signal` to cancel the command in the VM. */
 export async function* execStream(
@@ -50,6 +52,7 @@ export async function* execStream(
       while ((newline = buffered.indexOf("\n")) >= 0) {
         const event = JSON.parse(buffered.slice(0, newline)) as WireEvent;
         buffered = buffered.slice(newline + 1);
+        if (event.type === "heartbeat") continue;
         if (event.type === "error") throw toSdkError(503, { code: event.code, message: event.message });
         if (event.type === "stdout" || event.type === "stderr") {
           yield { type: event.type, data: Uint8Array.from(Buffer.from(event.data, "base64")) } as ExecEvent;

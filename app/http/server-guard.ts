@@ -6,14 +6,35 @@ import { InvalidHostError, type DomainError } from "../errors";
 import type { Logger } from "../log";
 
 type Fetch = (request: Request) => Response | Promise<Response>;
+type ServerFetch = (request: Request, server: { timeout(request: Request, seconds: number): void }) => Response | Promise<Response>;
+
+/** Streams that may stay quiet for as long as their command (or client) lives: exec output and events. */
+const STREAMING = [
+  { method: "POST", path: /^\/api\/sessions\/[^/]+\/exec$/ },
+  { method: "GET", path: /^\/api\/events$/ },
+];
+
+function isStreaming(request: Request): boolean {
+  const path = new URL(request.url).pathname;
+  return STREAMING.some((route) => route.method === request.method && route.path.test(path));
+}
 
 function errorResponse(error: DomainError): Response {
   return Response.json({ code: error.errorCode, message: error.message }, { status: error.status });
 }
 
-/** Refuses requests without a parseable URL before they reach `fetch`. */
-export function guardFetch(fetch: Fetch): Fetch {
-  return (request) => (URL.canParse(request.url) ? fetch(request) : errorResponse(new InvalidHostError()));
+/**
+ * Refuses requests without a parseable URL before they reach `fetch`, and lifts Bun's idle timeout
+ * (10 s) from streaming routes: a command quiet for longer is not an idle connection (invariant 8). Done
+ * here because Elysia's handlers never see Bun's server when the app is served through `app.fetch`.
+ * The streams send heartbeats for proxies in between; the exec has its own timeout.
+ */
+export function guardFetch(fetch: Fetch): ServerFetch {
+  return (request, server) => {
+    if (!URL.canParse(request.url)) return errorResponse(new InvalidHostError());
+    if (isStreaming(request)) server.timeout(request, 0);
+    return fetch(request);
+  };
 }
 
 /** Bun.serve's `error` option: the last resort for errors the app's own onError never saw. */

@@ -1,5 +1,6 @@
 // POST /api/sessions/:id/exec: runs a command in the session's VM and streams NDJSON events:
-// {"type":"started"} · {"type":"stdout"|"stderr","data":"<base64>"} · {"type":"exit",...} | {"type":"error",...}.
+// {"type":"started"} · {"type":"stdout"|"stderr","data":"<base64>"} · {"type":"exit",...} | {"type":"error",...},
+// with {"type":"heartbeat"} every 15 s so that a proxy in between never sees a quiet command as idle.
 // Refusals before the command starts (not sandboxed, bad cwd, cap, runtime down) are ordinary 4xx/5xx JSON.
 import { Elysia, t } from "elysia";
 import { DomainError, RuntimeFailedError } from "../errors";
@@ -14,9 +15,12 @@ export type ExecStreamEvent =
   | { type: "started"; vmName: string; callID: string | null }
   | { type: "stdout" | "stderr"; data: string }
   | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
-  | { type: "error"; code: string; message: string };
+  | { type: "error"; code: string; message: string }
+  | { type: "heartbeat" };
 
 const encoder = new TextEncoder();
+/** Below common proxy idle timeouts (30–60 s); clients skip these lines. */
+export const EXEC_HEARTBEAT_MS = 15_000;
 
 /** Counts a refusal (anything that stopped a command before it ran) and passes the error on. */
 function refused(metrics: Metrics, error: unknown): never {
@@ -41,7 +45,8 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
           refused(metrics, new RuntimeFailedError(`the VM's egress proxy could not start, so the command was not run: ${error.message}`)),
         );
       }
-      // A quiet command must not be cut by the server's idle timeout; the exec has its own.
+      // A quiet command must not be cut by the server's idle timeout (lifted in app/http/server-guard.ts
+      // for the real server; here too when Elysia serves itself); the exec has its own timeout.
       server?.timeout(request, 0);
       const cancel = new AbortController();
       request.signal.addEventListener("abort", () => cancel.abort(), { once: true });
@@ -74,7 +79,9 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
       const first = await Promise.race([started.promise, outcome]);
       if (first !== "started" && !first.ok) refused(metrics, first.error); // nothing ran: an ordinary error response
       write({ type: "started", vmName: prepared.spec.name, callID: body.callID ?? null });
+      const heartbeat = setInterval(() => write({ type: "heartbeat" }), EXEC_HEARTBEAT_MS);
       void outcome.then((settled) => {
+        clearInterval(heartbeat);
         if (settled.ok) write({ type: "exit", ...settled.result });
         else {
           const error = settled.error;
