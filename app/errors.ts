@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   "RUNTIME_FAILED",
   "VM_NOT_FOUND",
   "UNSAFE_MOUNT",
+  "MOUNTS_CHANGED",
   "NETWORK_POLICY_INVALID",
   "INTERNAL",
 ] as const;
@@ -198,10 +199,22 @@ export class VmNotFoundError extends DomainError {
   }
 }
 
-/** Thrown when a session's directory would mount too much of the host (e.g. `/`). */
+/** Thrown when a session's directory would mount too much of the host (e.g. `/`), or its git metadata is not what git makes. */
 export class UnsafeMountError extends DomainError {
-  constructor(path: string) {
-    super(400, "UNSAFE_MOUNT", `refusing to mount ${JSON.stringify(path)} into a sandbox: it exposes the host; start the session inside a project directory`);
+  constructor(path: string, rule = "it exposes the host") {
+    super(400, "UNSAFE_MOUNT", `refusing to mount ${JSON.stringify(path)} into a sandbox: ${rule}; start the session inside a project directory`);
+  }
+}
+
+/** Thrown when what a session's mounts were pinned to at its first command has changed (e.g. a directory swapped for a symlink). */
+export class MountsChangedError extends DomainError {
+  constructor(sessionId: string, detail: string) {
+    super(
+      409,
+      "MOUNTS_CHANGED",
+      `session ${sessionId}'s mounts were pinned when its sandbox first started, and ${detail}; nothing ran. ` +
+        `If the change is intended, delete the session (DELETE /api/sessions/${sessionId}) and register it again`,
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 // The manager's entry: the only place that reads the environment, opens the database and listens.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { defaultRootfsDir } from "../runtime/local/index";
 import { InvalidRuntimeSettingError, parseRuntimeRequest } from "../runtime/select";
 import pkg from "../package.json" with { type: "json" };
@@ -50,6 +50,7 @@ async function start() {
     image: runtime.status.name === "msb" ? config.msbImage : rootfsDir,
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
+    protectedDirs: { dataDir: config.dataDir, runtimeDir: config.runtimeDir, rootfsCacheDir: dirname(rootfsDir), egressDir: join(config.runtimeDir, "egress") },
     credentials: createCredentials({ secrets, gitCredentials, env: process.env, log }),
     runtimeStatus: () => runtime.status,
     doctor: () =>

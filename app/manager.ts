@@ -16,6 +16,7 @@ import { createMetrics, type Metrics } from "./metrics";
 import type { DoctorReport } from "./services/doctor";
 import { createEgressProxies, type EgressProxies } from "./services/egress-proxies";
 import type { Credentials } from "./services/credentials";
+import type { ProtectedDirs } from "./services/mount-deny-list";
 
 export type ManagerDeps = {
   db: Database;
@@ -33,6 +34,8 @@ export type ManagerDeps = {
   doctor: () => DoctorReport;
   /** Where the per-VM egress proxy sockets live: traversable by the VMs' uids, like the runtime dir. */
   egressDir: string;
+  /** The manager's own directories (data, runtime, image cache, egress sockets), which no session may mount. */
+  protectedDirs: ProtectedDirs;
   /** Secrets and git credentials from the manager's environment (none when absent). */
   credentials?: Credentials;
   now?: () => number;
@@ -101,6 +104,7 @@ export function createManager(deps: ManagerDeps) {
     envDefaults: deps.envDefaults,
     now: deps.now,
     notify: (event) => supervisor && onLifecycle(supervisor, event),
+    protectedDirs: deps.protectedDirs,
     // The local runtime's volumes live in its state dir; msb keeps its own (and does not enforce diskMib).
     diskFreeMib: driver?.kind === "local" ? () => freeDiskMib(driver.stateDir) : undefined,
   });
@@ -131,6 +135,7 @@ export function createManager(deps: ManagerDeps) {
     runtimeUnavailable: deps.runtimeUnavailable,
     egressSocketFor: egress.socketPathFor,
     credentials: deps.credentials,
+    protectedDirs: deps.protectedDirs,
   });
   const app = createApp({
     services,

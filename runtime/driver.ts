@@ -2,8 +2,12 @@
 // The session actor drives a VM only through this interface. Plain data in and out: specs and results
 // cross a Worker boundary.
 
-/** A directory mounted into the VM at the identical absolute path, read-write unless `readOnly`. */
-export type BindMount = { hostPath: string; readOnly?: boolean };
+/**
+ * A directory (or, with `kind: "file"`, a file) mounted into the VM at the identical absolute path,
+ * read-write unless `readOnly`. `pin` is the identity the mounted directory must have: the driver checks
+ * what it actually mounted against it (and against `hostPath`) before any command runs.
+ */
+export type BindMount = { hostPath: string; readOnly?: boolean; kind?: "file"; pin?: { dev: number; ino: number } };
 
 export type NetworkPolicy = { mode: "none" } | { mode: "allowlist"; allow: string[] } | { mode: "all" };
 

@@ -61,6 +61,8 @@ export class RuntimeFailedError extends SandboxError {}
 export class VmNotFoundError extends SandboxError {}
 /** Thrown when a session directory would expose too much of the host (e.g. `/`). */
 export class UnsafeMountError extends SandboxError {}
+/** Thrown when a session's pinned mounts changed since its sandbox first started (nothing ran). */
+export class MountsChangedError extends SandboxError {}
 /** Thrown when a network policy entry is not a domain, an address or a known keyword. */
 export class NetworkPolicyInvalidError extends SandboxError {}
 /** Thrown when the manager failed internally (a bug: it is logged there). */
@@ -97,6 +99,7 @@ const CLASS_BY_CODE = {
   RUNTIME_FAILED: RuntimeFailedError,
   VM_NOT_FOUND: VmNotFoundError,
   UNSAFE_MOUNT: UnsafeMountError,
+  MOUNTS_CHANGED: MountsChangedError,
   NETWORK_POLICY_INVALID: NetworkPolicyInvalidError,
   INTERNAL: InternalError,
 } satisfies Record<ErrorCode, ErrorClass>;

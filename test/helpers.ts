@@ -48,6 +48,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     image: runtime?.image ?? "/nonexistent-rootfs",
     sharedDirs: options.sharedDirs ?? [],
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
+    protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
     credentials: options.credentials,
     doctor: () =>
       runDoctor({

@@ -52,6 +52,11 @@ export const MIGRATIONS: readonly Migration[] = [
     description: "a root session's network policy override (JSON), null when it follows the settings",
     sql: `ALTER TABLE sessions ADD COLUMN network_override TEXT;`,
   },
+  {
+    version: 5,
+    description: "a root session's mounts as pinned at its first command (JSON), so a guest's symlink swap cannot move them",
+    sql: `ALTER TABLE sessions ADD COLUMN pinned_mounts TEXT;`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

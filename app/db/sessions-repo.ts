@@ -67,6 +67,8 @@ export function createSessionsRepo(db: Database) {
      ) SELECT id FROM tree`,
   );
   const deleteOne = db.query<unknown, [string]>("DELETE FROM sessions WHERE id = ?");
+  const pinnedMounts = db.query<{ pinned_mounts: string | null }, [string]>("SELECT pinned_mounts FROM sessions WHERE id = ?");
+  const setPinnedMounts = db.query<unknown, [string, string]>("UPDATE sessions SET pinned_mounts = ? WHERE id = ?");
   const all = db.query<RawRow, []>("SELECT * FROM sessions ORDER BY created_at, id");
 
   return {
@@ -82,6 +84,13 @@ export function createSessionsRepo(db: Database) {
     },
     updateMode(id: string, update: ModeUpdate): void {
       updateMode.run({ id, ...update, sandboxed: update.sandboxed ? 1 : 0 });
+    },
+    /** The JSON of a root's pinned mounts, or null before its first command. */
+    pinnedMounts(id: string): string | null {
+      return pinnedMounts.get(id)?.pinned_mounts ?? null;
+    },
+    setPinnedMounts(id: string, json: string): void {
+      setPinnedMounts.run(json, id);
     },
     /** Deletes the session and every descendant in one transaction; returns the ids removed. */
     deleteTree(id: string): string[] {

@@ -4,6 +4,13 @@ import { Type } from "@sinclair/typebox";
 import { parseJsonObject } from "../http/json-body";
 import { errors, Vm, VmParams } from "../http/schemas";
 import type { Supervisor } from "../supervisor/supervisor";
+import type { BindMount } from "../../runtime/driver";
+
+/** The directories a VM mounts, without the git metadata guards nested inside them (see app/services/git-metadata.ts). */
+function topLevelMounts(mounts: BindMount[]): string[] {
+  const paths = mounts.map((m) => m.hostPath);
+  return paths.filter((path) => !paths.some((other) => path.startsWith(`${other}/`)));
+}
 
 export function vmRoutes(supervisor: Supervisor) {
   return new Elysia({ prefix: "/api/vms" })
@@ -14,7 +21,7 @@ export function vmRoutes(supervisor: Supervisor) {
           name: r.vmName,
           rootSessionID: r.rootSessionId,
           status: r.status,
-          spec: r.spec && { cpus: r.spec.cpus, memoryMib: r.spec.memoryMib, tmpSizeMib: r.spec.tmpSizeMib, mounts: r.spec.mounts.map((m) => m.hostPath), image: r.spec.image },
+          spec: r.spec && { cpus: r.spec.cpus, memoryMib: r.spec.memoryMib, tmpSizeMib: r.spec.tmpSizeMib, mounts: topLevelMounts(r.spec.mounts), image: r.spec.image },
           createdAt: r.createdAt,
           lastUsedAt: r.lastUsedAt,
           runningExecs: r.activeExecs,

@@ -29,7 +29,8 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
     let proxy = proxies.get(vmName);
     if (!proxy) {
       const socketPath = socketPathFor(vmName);
-      // 0711 and a 0666 socket: the VM's unprivileged host uid must reach and connect to it, nothing more.
+      // 0711: the VM's unprivileged host uid must reach the socket. The socket itself is root's until the
+      // runtime hands it to the VM's uid (0660) as the VM starts: no other VM or local user may connect.
       mkdirSync(join(options.dir, vmName), { recursive: true, mode: 0o711 });
       proxy = startEgressProxy({
         socketPath,
@@ -38,7 +39,7 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
         resolve: resolveWithHostAlias,
         log: options.log,
       }).then((started) => {
-        chmodSync(socketPath, 0o666);
+        chmodSync(socketPath, 0o600);
         return started;
       });
       proxy.catch(() => proxies.delete(vmName));

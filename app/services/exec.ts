@@ -7,7 +7,8 @@ import { MANAGED_LABEL, ROOT_LABEL } from "../supervisor/vm-records";
 import type { SecretRule } from "../egress/index";
 import type { Credentials } from "./credentials";
 import { proxyEnv } from "./egress-proxies";
-import { checkCwd, resolveSessionMounts } from "./mounts";
+import type { ProtectedDirs } from "./mount-deny-list";
+import { checkCwd, guardNewRepository, mountsOf, pinSessionMounts, restoreMissingGuards, verifyPinnedMounts } from "./mounts";
 import type { SessionSandboxService } from "./session-sandbox";
 import type { SessionsService } from "./sessions";
 import type { SettingsService } from "./settings";
@@ -24,6 +25,13 @@ export type PreparedExec = {
 
 export const GUEST_HOME = "/home/agent";
 const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/**
+ * Git in the guest trusts every directory: a worktree's read-only `.git` pointer file is mounted without
+ * an id mapping (crun cannot idmap a file), so it shows as owned by nobody, and git's ownership check
+ * would refuse the worktree. Inside the VM every file is the guest's anyway; the check protects hosts.
+ * Command-line scope (GIT_CONFIG_PARAMETERS), where git honours safe.directory.
+ */
+const GUEST_GIT_ENV = { GIT_CONFIG_PARAMETERS: "'safe.directory=*'" };
 export const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 /** The design's /tmp size: min(512, max(1, floor(memoryMib / 4))) MiB. */
@@ -45,20 +53,32 @@ export type ExecServiceDeps = {
   egressSocketFor: (vmName: string) => string;
   /** Secrets and git credentials for the guest (placeholders) and its proxy (values). */
   credentials?: Credentials;
+  /** The manager's own directories, which no session may mount. */
+  protectedDirs: ProtectedDirs;
 };
 
-export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable, egressSocketFor, credentials }: ExecServiceDeps) {
+export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable, egressSocketFor, credentials, protectedDirs }: ExecServiceDeps) {
+  /** Pinned at the root's first command; every later one is checked against the pins, never re-resolved. */
+  function pinnedMountsOf(rootId: string, directory: string) {
+    const pinned = sessions.pinnedMounts(rootId);
+    if (!pinned) return sessions.pinMounts(rootId, pinSessionMounts(directory, protectedDirs));
+    verifyPinnedMounts(rootId, pinned);
+    const updated = guardNewRepository(pinned) ?? restoreMissingGuards(pinned);
+    return updated ? sessions.pinMounts(rootId, updated) : pinned;
+  }
+
   function prepare(sessionId: string, body: ExecBody): PreparedExec {
     const view = sessionSandbox.get(sessionId);
     if (!view.sandboxed) {
       throw new NotSandboxedError(sessionId, view.serverEnabled ? "its sandbox mode is off" : "sandboxing is disabled server-wide");
     }
     const root = sessions.require(view.rootSessionID);
-    const mounts = resolveSessionMounts(root.directory, sharedDirs);
-    const cwd = checkCwd(body.cwd, mounts);
+    const pins = pinnedMountsOf(root.id, root.directory);
+    const { mounts, roots } = mountsOf(pins, sharedDirs);
+    const cwd = checkCwd(body.cwd, roots);
     if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);
     const { execTimeoutMs, forwardGitCredentials, diskMib } = settings.get();
-    const forwarding = credentials?.resolve(mounts.top, forwardGitCredentials) ?? { env: {}, proxyRules: [] };
+    const forwarding = credentials?.resolve(pins.top.path, forwardGitCredentials) ?? { env: {}, proxyRules: [] };
     const timeoutMs = body.timeoutMs ?? execTimeoutMs;
     if (timeoutMs < 1 || timeoutMs > MAX_EXEC_TIMEOUT_MS) {
       throw new SettingOutOfRangeError(`timeoutMs ${timeoutMs} is out of range: it must be between 1 and ${MAX_EXEC_TIMEOUT_MS} ms`);
@@ -70,7 +90,7 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
       image,
       cpus,
       memoryMib,
-      mounts: mounts.all.map((hostPath) => ({ hostPath })),
+      mounts,
       // /tmp is memory (tmpfs), bounded by its size and the memory limit; it never exceeds the disk quota either.
       tmpSizeMib: Math.min(tmpSizeMibFor(memoryMib), diskMib),
       volume: { name: view.vmName },
@@ -86,7 +106,7 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
       command: {
         argv: ["sh", "-c", body.command],
         cwd,
-        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...(egress ? proxyEnv() : {}), ...forwarding.env, ...body.env },
+        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...GUEST_GIT_ENV, ...(egress ? proxyEnv() : {}), ...forwarding.env, ...body.env },
         timeoutMs,
       },
       proxyRules: forwarding.proxyRules,

@@ -5,6 +5,7 @@ import { createSettingsRepo } from "../db/settings-repo";
 import { createVmStopsRepo } from "../db/vm-stops-repo";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
+import type { ProtectedDirs } from "./mount-deny-list";
 import { createSessionSandboxService } from "./session-sandbox";
 import { createSessionsService } from "./sessions";
 import { createSettingsService, type EnvDefaults } from "./settings";
@@ -16,18 +17,20 @@ export type ServiceDeps = {
   now?: () => number;
   /** Told about deletions, toggles and settings that affect VMs (the supervisor listens). */
   notify?: Notify;
+  /** The manager's own directories, which no session may mount. */
+  protectedDirs?: ProtectedDirs;
   /** Free MiB where the runtime keeps volumes, when known: the ceiling of the diskMib setting. */
   diskFreeMib?: () => number | undefined;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, diskFreeMib }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify, diskFreeMib);
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
     if (event.type === "sessions-deleted") vmStops.forget(event.sessionIds);
     notify(event);
-  });
+  }, protectedDirs);
   const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now, notify, vmStops);
   return { host, settings, sessions, sessionSandbox, vmStops };
 }

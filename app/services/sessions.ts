@@ -1,6 +1,9 @@
 // Session registration, lookup, deletion, and the walk from any session to its root.
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import type { SessionRow, SessionsRepo } from "../db/sessions-repo";
 import {
+  UnsafeMountError,
   ParentNotFoundError,
   SessionConflictError,
   SessionCycleError,
@@ -8,6 +11,8 @@ import {
   SessionTooDeepError,
 } from "../errors";
 import type { Notify } from "./lifecycle-events";
+import { deniedBy, type ProtectedDirs } from "./mount-deny-list";
+import type { PinnedMounts } from "./mounts";
 import type { SettingsService } from "./settings";
 
 /** How many levels of children below a root the manager accepts. OpenCode nests subagents a few deep. */
@@ -24,7 +29,16 @@ export type SessionView = {
   createdAt: number;
 };
 
-export function createSessionsService(repo: SessionsRepo, settings: SettingsService, now: () => number, notify: Notify = () => undefined) {
+/** The path a directory will resolve to: its real path if it exists yet, else its normalized text. */
+function resolvedOrSelf(directory: string): string {
+  try {
+    return realpathSync(directory);
+  } catch {
+    return resolve(directory);
+  }
+}
+
+export function createSessionsService(repo: SessionsRepo, settings: SettingsService, now: () => number, notify: Notify = () => undefined, protectedDirs?: ProtectedDirs) {
   function require(id: string): SessionRow {
     const row = repo.get(id);
     if (!row) throw new SessionNotFoundError(id);
@@ -116,6 +130,9 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
         sameRegistration(existing, input);
         return { session: view(existing), created: false };
       }
+      const resolved = resolvedOrSelf(input.directory);
+      const rule = protectedDirs && deniedBy(resolved, protectedDirs);
+      if (rule) throw new UnsafeMountError(input.directory, rule);
       const row: SessionRow = {
         id: input.id,
         parentId: input.parentID ?? null,
@@ -126,6 +143,16 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
       };
       repo.insert(row);
       return { session: view(row), created: true };
+    },
+
+    /** A root's mounts as pinned at its first command, or null before it. */
+    pinnedMounts(rootId: string): PinnedMounts | null {
+      const json = repo.pinnedMounts(rootId);
+      return json === null ? null : (JSON.parse(json) as PinnedMounts);
+    },
+    pinMounts(rootId: string, pins: PinnedMounts): PinnedMounts {
+      repo.setPinnedMounts(rootId, JSON.stringify(pins));
+      return pins;
     },
 
     /** Deletes the session with all its descendants; returns the deleted ids. */

@@ -10,6 +10,7 @@ import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "
 import { cgroupEmpty, createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, removeCgroup, sweepSubCgroups } from "./cgroup-tree";
 import { readLog } from "./crun";
 import type { DriverContext } from "./context";
+import { handEgressSocketToVm } from "./egress-socket";
 import { defaultEnv, guestProcess } from "./oci-config";
 
 /** After the command exits, how long output still held open by its background children is read. */
@@ -48,6 +49,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
   if (!ctx.store.livePid(name)) throw new RuntimeError("FAILED", `VM ${name} is not running; start it first`);
   if (request.argv.length === 0) throw new RuntimeError("FAILED", "exec needs a non-empty argv");
   if (!request.cwd.startsWith("/")) throw new RuntimeError("FAILED", `exec cwd must be absolute, got ${request.cwd}`);
+  if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
 
   const id = randomBytes(6).toString("hex");
   const sub = `${EXEC_CGROUP_PREFIX}${id}`;

@@ -43,10 +43,12 @@ export function planGuestRoot(image: string, destinations: string[]): GuestRootP
     else if (readdirSync(join(image, entry.name)).length === 0) plan.plainDirs.push(entry.name);
     else throw new Error(`mount path ${wanted[0]} is inside the image's ${top}, which is read-only`);
   }
-  const covered = (d: string) => d.startsWith("/tmp/") || d.startsWith("/home/");
+  // /tmp and /home are tmpfs mounts: crun creates mount points there itself, inside the VM. A mount
+  // nested in another session mount (git metadata inside the repository) lands on the host path itself.
+  const nested = (d: string) => destinations.some((other) => other !== d && d.startsWith(`${other}/`));
+  const covered = (d: string) => d.startsWith("/tmp/") || d.startsWith("/home/") || nested(d);
   const tops = new Set([...plan.imageDirs, ...plan.plainDirs, ...plan.symlinks.map(([n]) => n)]);
   for (const dest of destinations) {
-    // /tmp and /home are tmpfs mounts: crun creates mount points there itself, inside the VM.
     if (covered(dest)) continue;
     const top = dest.split("/")[1] ?? "";
     if (plan.symlinks.some(([n]) => n === top)) throw new Error(`mount path ${dest} goes through the image symlink /${top}`);

@@ -7,6 +7,8 @@ import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
 import { buildOciConfig, GUEST_PROXY_PORT } from "./oci-config";
 import { validateSpec } from "./validate-spec";
+import { mountProblems } from "./verify-mounts";
+import { handEgressSocketToVm } from "./egress-socket";
 import { processStartTime } from "./vm-store";
 
 function failed(action: string, name: string, error: unknown): RuntimeError {
@@ -76,11 +78,18 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     const pidFile = join(ctx.paths.vmDir(name), "pid");
     rmSync(pidFile, { force: true });
     await volumeMounted;
+    if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
     await ctx.crun.startDetached(ctx.paths.containerId(name), ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), "crun.log"));
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     const startTime = processStartTime(pid);
     if (!startTime) throw new Error(`VM exited right after it started (pid ${pid})`);
     ctx.store.setRunning(name, { pid, startTime });
+    // Before any command runs: each session mount must be what the spec pinned (see verify-mounts.ts).
+    const problems = mountProblems(pid, record.spec.mounts);
+    if (problems.length > 0) {
+      await powerOff(ctx, name, record.cgroupPath);
+      throw new RuntimeError("FAILED", `VM ${name} was stopped before any command ran, because its mounts are not what was pinned: ${problems.join("; ")}`);
+    }
     // The egress forwarder starts beside PID 1; a command run right after boot must find it listening.
     if (record.spec.egressSocket) await waitForGuestListener(pid, GUEST_PROXY_PORT);
   } catch (error) {

@@ -1,7 +1,7 @@
 // Turns a VmSpec into the OCI config.json crun runs: namespaces, uid mapping, mounts, limits, seccomp.
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import type { VmSpec } from "../driver";
+import type { BindMount, VmSpec } from "../driver";
 import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
 import { compileSeccomp, SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
@@ -94,11 +94,26 @@ export type ConfigInput = {
   imageMounts: OciMount[];
 };
 
-/** A host directory shown so that its owner (uid and gid) is the guest's root, and guest writes land as that owner. */
-function sessionMount(hostPath: string, readOnly: boolean | undefined, hostUidBase: number): OciMount {
-  const { uid, gid } = statSync(hostPath);
+/**
+ * crun 1.8.1 drops `nosuid`/`nodev` on read-write binds (mountinfo shows `rw,relatime`); its recursive
+ * `rnosuid`/`rnodev` (mount_setattr) are applied, so both spellings are given. verify-mounts.ts checks
+ * the result in the VM's mountinfo before any command runs.
+ */
+const NO_SUID_DEV = ["nosuid", "nodev", "rnosuid", "rnodev"];
+
+/**
+ * A host path shown so that its owner (uid and gid) is the guest's root, and guest writes land as that
+ * owner. `bind`, not `rbind`: whatever the host mounted below a repository stays out of the VM.
+ */
+function sessionMount(mount: BindMount, hostUidBase: number): OciMount {
+  const options = ["bind", mount.readOnly ? "ro" : "rw", ...NO_SUID_DEV];
+  // crun 1.8.1 opens the target of an idmapped or recursive-flag (rnosuid) mount as a directory ("Not a
+  // directory" for a file), so a file (read-only git metadata) is bound without either: the read-only
+  // remount keeps nosuid,nodev, and the guest sees the file owned by nobody.
+  if (mount.kind === "file") return { destination: mount.hostPath, type: "bind", source: mount.hostPath, options: ["bind", "ro", "nosuid", "nodev"] };
+  const { uid, gid } = lstatSync(mount.hostPath);
   const idmap = `idmap=uids=${uid}-${hostUidBase}-1;gids=${gid}-${hostUidBase}-1`;
-  return { destination: hostPath, type: "bind", source: hostPath, options: ["rbind", readOnly ? "ro" : "rw", "nosuid", "nodev", idmap] };
+  return { destination: mount.hostPath, type: "bind", source: mount.hostPath, options: [...options, idmap] };
 }
 
 /** Where the egress proxy's socket directory appears in the guest, and the guest-side proxy port. */
@@ -133,12 +148,12 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     tmpfs("/tmp", ["nosuid", "nodev", "mode=1777", `size=${spec.tmpSizeMib}m`]),
     tmpfs("/run", ["nosuid", "nodev", "mode=755", "size=16m"]),
     tmpfs("/home", ["nosuid", "nodev", "mode=755", "size=1m"]),
-    { destination: GUEST_HOME, type: "bind", source: input.volumeData, options: ["rbind", "rw", "nosuid", "nodev"] },
+    { destination: GUEST_HOME, type: "bind", source: input.volumeData, options: ["rbind", "rw", ...NO_SUID_DEV] },
     { destination: GUEST_INIT, type: "bind", source: input.initPath, options: ["bind", "ro", "nosuid", "nodev"] },
     // Only the socket's directory: the guest can connect to the proxy, and reach nothing else on the host.
     ...(spec.egressSocket ? [{ destination: GUEST_EGRESS_DIR, type: "bind", source: dirname(spec.egressSocket), options: ["rbind", "rw", "nosuid", "nodev", "noexec"] }] : []),
     // Sorted so a parent directory is mounted before a mount nested inside it.
-    ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m.hostPath, m.readOnly, hostUidBase)),
+    ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m, hostUidBase)),
   ];
   const mapping = [{ containerID: 0, hostID: hostUidBase, size: UIDS_PER_VM }];
   return {

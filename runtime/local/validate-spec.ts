@@ -1,5 +1,5 @@
 // Rejects a VmSpec the local runtime cannot honour, with a message that says what to change.
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { MIN_DISK_MIB, RuntimeError, type VmSpec } from "../driver";
 import { isValidName } from "./state-paths";
@@ -32,7 +32,9 @@ export function validateSpec(spec: VmSpec, stateDir: string): void {
   for (const mount of spec.mounts) {
     const path = mount.hostPath;
     if (!isAbsolute(path) || resolve(path) !== path) fail(`mount path ${path} must be absolute and normalized`);
-    if (!existsSync(path) || !statSync(path).isDirectory()) fail(`mount path ${path} is not an existing directory`);
+    const kind = mount.kind ?? "directory";
+    const stats = existsSync(path) ? lstatSync(path) : undefined;
+    if (!stats || (kind === "file" ? !stats.isFile() : !stats.isDirectory())) fail(`mount path ${path} is not an existing ${kind}`);
     // Also through symlinks: the guest must never see the driver's own state.
     if (overlaps(realpathSync(path), state)) fail(`mount path ${path} overlaps the runtime's state directory`);
     if (realpathSync(path) !== path) fail(`mount path ${path} goes through a symlink; pass ${realpathSync(path)}`);

@@ -24,7 +24,7 @@ function mountArgs(spec: VmSpec): string[] {
     if (seen.has(path)) throw new InvalidSpecError(`mount path "${path}" is listed twice`);
     seen.add(path);
     // Identical path inside the guest: tools see the same absolute paths as on the host.
-    args.push(`--mount-dir=${path}:${path}${mount.readOnly ? ":ro" : ""}`);
+    args.push(`--mount-${mount.kind === "file" ? "file" : "dir"}=${path}:${path}${mount.readOnly ? ":ro" : ""}`);
   }
   return args;
 }

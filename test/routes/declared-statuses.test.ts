@@ -1,9 +1,12 @@
 // Every status each route declares is produced by at least one request here, and every route is listed:
 // the table is checked against the app's own declarations, so a new route or status fails until covered.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeTestApp, TEST_HOST, type TestApp } from "../helpers";
+import { rmSync } from "node:fs";
+import { makeTempDir, makeTestApp, TEST_HOST, type TestApp } from "../helpers";
 
 let t: TestApp;
+/** A real directory (not a shared one like /tmp, which no session may mount) for the 503 case. */
+const project = makeTempDir("ss-declared-");
 beforeAll(async () => {
   t = makeTestApp();
   await t.client.sessions.register({ id: "ses_root", directory: "/repo" });
@@ -15,9 +18,12 @@ beforeAll(async () => {
   for (let i = 0; i < 40; i++) insert.run(`ses_deep${i}`, i === 0 ? "ses_root" : `ses_deep${i - 1}`);
   await t.client.sessions.register({ id: "ses_off", directory: "/repo" });
   await t.client.sandbox.set("ses_off", { sandboxed: false });
-  await t.client.sessions.register({ id: "ses_tmp", directory: "/tmp" });
+  await t.client.sessions.register({ id: "ses_tmp", directory: project });
 });
-afterAll(() => t.cleanup());
+afterAll(() => {
+  t.cleanup();
+  rmSync(project, { recursive: true, force: true });
+});
 
 type Call = { method: string; path: string; body?: string; headers?: Record<string, string>; token?: string | null };
 /** A status that needs a real VM, produced by the named suite instead (it runs the real runtime). */
@@ -91,7 +97,7 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     415: exec({ command: "true", cwd: "/" }, { headers: form }),
     422: exec({ command: "true" }),
     429: { elsewhere: "test/actors/cap.test.ts" },
-    503: exec({ command: "true", cwd: "/tmp" }, { path: "/api/sessions/ses_tmp/exec" }),
+    503: exec({ command: "true", cwd: project }, { path: "/api/sessions/ses_tmp/exec" }),
   },
   "GET /api/vms": {
     200: { method: "GET", path: "/api/vms" },
