@@ -1,5 +1,6 @@
 // Runs the crun CLI: one private state root per driver, and the hybrid-cgroup workaround for `run`.
-import { readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import type { CgroupLayout } from "./cgroup-layout";
 
 export type CrunOptions = { crunPath: string; unsharePath: string; crunRoot: string; layout: CgroupLayout };
@@ -48,8 +49,13 @@ export class Crun {
     if (exitCode !== 0) throw new Error(`crun run failed (exit ${exitCode}): ${readLog(logFile) || stderr.trim() || "no message"}`);
   }
 
-  /** `delete -f` kills what is left and removes crun's state and cgroups; a missing container is fine. */
+  /**
+   * `delete -f` kills what is left and removes crun's state and cgroups; a missing container is fine.
+   * crun keeps a container's state in `<root>/<id>/`: without it there is nothing to delete, and the
+   * spawn (a few ms on every boot of a fresh VM) is skipped. The caller kills the cgroup either way.
+   */
   async delete(id: string): Promise<void> {
+    if (!existsSync(join(this.options.crunRoot, id))) return;
     const { exitCode, stderr } = await this.run(["delete", "-f", id]);
     if (exitCode !== 0 && !/does not exist|No such file/i.test(stderr)) {
       throw new Error(`crun delete ${id} failed (exit ${exitCode}): ${stderr.trim()}`);

@@ -43,7 +43,29 @@ function envList(extra: Record<string, string> | undefined): string[] {
  */
 const inFlight = new Set<string>();
 
+/**
+ * crun exec sometimes fails to join a VM's namespaces with `setns(pid=…, CLONE_*): Operation not
+ * permitted; fail startup`, under load and mostly right after the VM started (seen on this kernel with
+ * crun 1.8.1, also before issue 10). "fail startup" is reported by crun's child before it runs the
+ * command, so nothing of the command ran: trying again cannot run it twice.
+ */
+const JOIN_FAILED = /setns\(.*Operation not permitted; fail startup/;
+const JOIN_ATTEMPTS = 3;
+
+class JoinFailedError extends RuntimeError {}
+
 export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await execOnce(ctx, name, request, sink);
+    } catch (error) {
+      if (!(error instanceof JoinFailedError) || attempt >= JOIN_ATTEMPTS || request.signal?.aborted) throw error;
+      await Bun.sleep(20 * attempt);
+    }
+  }
+}
+
+async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
   const record = ctx.store.read(name);
   if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
   if (!ctx.store.livePid(name)) throw new RuntimeError("FAILED", `VM ${name} is not running; start it first`);
@@ -92,6 +114,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
     const crunError = readLog(logFile);
     if (crunError && !cancelReason) {
       if (/executable file .* not found/.test(crunError)) return { exitCode: 127, timedOut: false, cancelled: false };
+      if (JOIN_FAILED.test(crunError)) throw new JoinFailedError("FAILED", `exec in VM ${name} failed: ${crunError}`);
       throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${crunError}`);
     }
     return { exitCode: code, timedOut: cancelReason === "timeout", cancelled: cancelReason === "abort" };

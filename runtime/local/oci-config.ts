@@ -29,7 +29,7 @@ export type OciConfig = {
   /** The seccomp program, compiled by us (seccomp-bpf.ts); crun then ignores `linux.seccomp`. */
   annotations: Record<string, string>;
   /** Sets the VM's own inotify limits (inotify-limits.ts): crun 1.8.1 refuses `user.*` sysctls. */
-  hooks: { createRuntime: OciHook[] };
+  hooks: { createContainer: OciHook[] };
   linux: {
     namespaces: { type: string }[];
     uidMappings: { containerID: number; hostID: number; size: number }[];
@@ -163,7 +163,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     process: guestProcess(initCommand(spec), "/", defaultEnv()),
     mounts,
     annotations: { [SECCOMP_BPF_ANNOTATION]: compileSeccomp(seccompProfile()).toString("base64") },
-    hooks: { createRuntime: [vmInotifyHook()] },
+    hooks: { createContainer: [vmInotifyHook()] },
     linux: {
       namespaces: ["pid", "network", "ipc", "uts", "mount", "cgroup", "user"].map((type) => ({ type })),
       uidMappings: mapping,

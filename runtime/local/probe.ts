@@ -49,7 +49,6 @@ export async function probeLocal(input: ProbeInput): Promise<Capability> {
     }
     if (layout.kind === "hybrid" && !input.unsharePath) problems.push({ what: "unshare (util-linux) is missing; needed on hybrid cgroup hosts", fix: deps });
   }
-  if (!Bun.which("nsenter")) problems.push({ what: "nsenter (util-linux) is missing; starting a VM needs it to set the VM's inotify limits", fix: deps });
   // The probe runs when a driver first starts: size host root's inotify quota for every VM at once. Best
   // effort; the doctor reports limits that are still too low, with the fix (inotify-limits.ts).
   if (process.getuid?.() === 0) raiseHostInotifyLimits();

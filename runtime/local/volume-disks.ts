@@ -88,6 +88,12 @@ export class VolumeDisks {
     await this.mounting.get(name)?.catch(() => undefined); // a mount still under way would land after the check
     const dirs = [join(this.paths.volumeDir(name), "staging"), this.paths.volumeData(name)];
     await unmountDisk(this.paths.volumeDisk(name), ...dirs);
+    // A mount started by another driver instance over the same state (another Worker, or a test's
+    // main-thread driver) is not in `mounting` and may land just after: unmount once more if it did.
+    for (let attempt = 0; attempt < 3 && dirs.some(isMounted); attempt++) {
+      await Bun.sleep(50);
+      await unmountDisk(this.paths.volumeDisk(name), ...dirs);
+    }
     // Never delete recursively through a mount: that would delete the guest's files one by one.
     for (const dir of dirs) if (isMounted(dir)) throw new Error(`the disk of volume ${name} is still mounted at ${dir}`);
   }

@@ -117,7 +117,8 @@ describe("stress", () => {
     const problems = f.logLines.filter((line) => /"level":"(warn|error)"/.test(line));
     if (problems.length > 0) console.log(problems.slice(-15).join("\n"));
     for (const id of live) await f.client.sessions.delete(id);
-    await eventually(async () => (await f.driver.list({})).length === 0, 30_000).catch(async (error) => {
+    // Both the runtime and the supervisor: a removal's record goes a moment after the runtime is done.
+    await eventually(async () => (await f.driver.list({})).length === 0 && (await f.client.vms.list()).vms.length === 0, 30_000).catch(async (error) => {
       const left = (await f.driver.list({})).map((vm) => `${vm.name} ${vm.status} root=${vm.spec.labels["session-sandbox.root"]}`);
       const records = f.supervisor.list().map((r) => `${r.vmName} ${r.status} execs=${r.activeExecs}`);
       throw new Error(`${error.message}; left in runtime: ${left.join("; ")}; supervisor: ${records.join("; ")}; errors: ${f.logLines.filter((l) => /"(warn|error)"/.test(l)).slice(-10).join("\n")}`);

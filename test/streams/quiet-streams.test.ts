@@ -10,7 +10,7 @@ import { createClient, type SandboxEvent } from "../../sdk/index";
 import { eventually } from "../actors/fixture";
 import { makeTempDir } from "../helpers";
 import { startManager, type ManagerProcess } from "../manager-process";
-import { prepareLocalRuntime } from "../runtime/local-target";
+import { expectNoLeaksAndCleanUp, prepareLocalRuntime } from "../runtime/local-target";
 
 const QUIET_S = 15;
 let image: string;
@@ -33,9 +33,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await manager?.stop();
-  const driver = createLocalDriver({ stateDir: join(`${dataDir}-runtime`, "local"), rootfsDir: image, cgroupParent });
+  const stateDir = join(`${dataDir}-runtime`, "local");
+  const driver = createLocalDriver({ stateDir, rootfsDir: image, cgroupParent });
   for (const vm of await driver.list({})) await driver.remove(vm.name);
   rmSync(join(repo, ".."), { recursive: true, force: true });
+  expectNoLeaksAndCleanUp({ driver, image, stateDir, cgroupParent });
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
 }, 120_000);
