@@ -136,11 +136,14 @@ describe("guest paths", () => {
     const attack = await whileResponsive(f, () =>
       run(
         "ses_wt_guard",
-        `echo "gitdir: $PWD/fake" > .git; echo pointer=$?; git config core.fsmonitor "touch /tmp/x"; echo fsmonitor=$?; echo '#!/bin/sh' > ${main}/.git/hooks/post-checkout; echo hook=$?; git rev-parse --abbrev-ref HEAD`,
+        `echo "gitdir: $PWD/fake" > .git; echo pointer=$?; git config core.fsmonitor "touch /tmp/x"; echo fsmonitor=$?; echo '#!/bin/sh' > ${main}/.git/hooks/post-checkout; echo hook=$?; ` +
+          `echo wt > wt.txt && git add wt.txt && git -c user.name=g -c user.email=g@example.com commit -qm in-worktree && git log -1 --format=%s && git rev-parse --abbrev-ref HEAD`,
         worktree,
       ),
     );
-    expect(attack.stdout).toMatch(/pointer=[1-9][\s\S]*fsmonitor=[1-9][\s\S]*hook=[1-9][\s\S]*feature\n$/);
+    expect(attack.stdout).toMatch(/pointer=[1-9][\s\S]*fsmonitor=[1-9][\s\S]*hook=[1-9][\s\S]*in-worktree\nfeature\n$/);
+    // The commit made in the VM is in the main repository's history, seen from the host.
+    expect(git(main, "log", "-1", "--format=%s", "feature").stdout.toString()).toBe("in-worktree\n");
     expect(readFileSync(join(worktree, ".git"), "utf8")).toContain(join(main, ".git", "worktrees"));
   });
 
@@ -255,7 +258,8 @@ describe("guest paths", () => {
       [f.stateDir, "runtime directory"],
     ];
     for (const [directory, rule] of cases) {
-      const error = await f.client.sessions.register({ id: `ses_deny_${cases.findIndex(([d]) => d === directory)}`, directory }).catch((e) => e);
+      const id = `ses_deny_${cases.findIndex(([d]) => d === directory)}`;
+      const error = await whileResponsive(f, () => f.client.sessions.register({ id, directory }).catch((e) => e));
       expect(error).toBeInstanceOf(UnsafeMountError);
       expect(error.status).toBe(400);
       expect(error.message).toContain(rule);
