@@ -25,6 +25,7 @@ export const SessionSandboxPlugin: Plugin = async (input, options) => {
     return result.data ? { id: result.data.id, directory: result.data.directory, parentID: result.data.parentID ?? null } : null;
   };
   const sessions = createSessionTracker(() => managerOf(instance), fetchSession, log);
+  instance.reregister = sessions.reregister;
   const files = createFileTools(sessions);
   if (!config.token) log("session-sandbox is not configured; every shell command will be refused", { problem: config.problem });
 

@@ -5,6 +5,7 @@ import {
   createClient,
   ManagerUnreachableError,
   registerProvider,
+  SessionNotFoundError,
   type Claim,
   type ClaimInput,
   type ProviderCall,
@@ -16,7 +17,13 @@ import type { PluginConfig } from "./config";
 
 export const PROVIDER_ID = "session-sandbox";
 
-export type Instance = { directory: string; config: PluginConfig; manager: SandboxClient | null };
+export type Instance = {
+  directory: string;
+  config: PluginConfig;
+  manager: SandboxClient | null;
+  /** Registers a session (and its parents) again: the manager forgot it (deleted, or a database reset). */
+  reregister?: (sessionID: string) => Promise<void>;
+};
 
 const instances = new Map<string, Instance>();
 
@@ -45,11 +52,25 @@ export function managerOf(instance: Instance): SandboxClient {
   return instance.manager;
 }
 
+/**
+ * The manager's view of a session. A 404 for a session this process registered means the manager forgot
+ * it (DELETE /api/sessions/:id, or a database reset): register it again, parents first, and ask once more.
+ */
+async function sandboxViewOf(instance: Instance, manager: SandboxClient, sessionID: string) {
+  try {
+    return await manager.sandbox.get(sessionID);
+  } catch (error) {
+    if (!(error instanceof SessionNotFoundError) || !instance.reregister) throw error;
+    await instance.reregister(sessionID);
+    return manager.sandbox.get(sessionID);
+  }
+}
+
 /** The manager's mode → a claim: explicit toggle → `explicit`, on by default → `default`, off → null. */
 export async function claimFromManager(instance: Instance, input: ClaimInput): Promise<Claim | null> {
   const manager = managerOf(instance);
   try {
-    const view = await manager.sandbox.get(input.sessionID);
+    const view = await sandboxViewOf(instance, manager, input.sessionID);
     if (!view.sandboxed) return null;
     // A child reports "inherited": the root's own source decides the tier.
     const root = view.source === "inherited" ? await manager.sandbox.get(view.rootSessionID) : view;

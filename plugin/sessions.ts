@@ -68,5 +68,12 @@ export function createSessionTracker(manager: () => SandboxClient, fetchSession:
     }
   }
 
-  return { ensureRegistered, onCreated, onDeleted };
+  /** The manager forgot a session this process registered: forget what we remembered, register it again. */
+  function reregister(id: string): Promise<void> {
+    // Its ancestors may be forgotten too (a database reset forgets all): drop every memo, walk again.
+    registered.clear();
+    return ensureRegistered(id);
+  }
+
+  return { ensureRegistered, onCreated, onDeleted, reregister };
 }

@@ -11,7 +11,8 @@ if (import.meta.main) {
 
 Without on/off: shows the session's sandbox (mode and where it comes from, resources, VM name).
 on/off: sets the mode of a root session (a child follows its root). Off removes its VM and data volume
-in the background; commands of a session whose sandbox is off are refused, never run on the host.`,
+in the background; from then on the session's commands run on the host, as without the sandbox (the
+OpenCode plugin routes them; plugin/README.md). While it is on, nothing of the session runs on the host.`,
       options: {},
     },
     async ({ positionals, out, client }) => {

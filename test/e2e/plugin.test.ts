@@ -112,6 +112,18 @@ describe("opencode plugin, sandboxed session", () => {
     expect(onPart?.state.metadata).toMatchObject({ sandbox: true, sandboxProvider: "session-sandbox", vmName });
   });
 
+  test("manager forgets a registered session (DELETE /api/sessions/:id) → the next bash call and `!` shell re-register it and run in a VM, never on the host", async () => {
+    await manager.client.sessions.delete(sessionID);
+    await eventually(async () => !(await manager.client.vms.list()).vms.some((vm) => vm.name === vmName), 30_000);
+    const [part] = await prompt(oc, sessionID, `RUN:test -e ${outsideMarker} && echo OUTSIDE-VISIBLE || echo OUTSIDE-HIDDEN`);
+    expect(part?.state.output).toBe("OUTSIDE-HIDDEN\n");
+    expect(part?.state.metadata).toMatchObject({ sandbox: true, sandboxProvider: "session-sandbox", vmName });
+    expect(await manager.client.sessions.get(sessionID)).toMatchObject({ id: sessionID });
+    await manager.client.sessions.delete(sessionID);
+    const shell = await shellMode(oc, sessionID, `test -e ${outsideMarker} && echo OUTSIDE-VISIBLE || echo OUTSIDE-HIDDEN`);
+    expect(shell.state.output).toBe("OUTSIDE-HIDDEN\n");
+  });
+
   test("deleting the session in OpenCode → its VM and volume are removed", async () => {
     expect((await manager.client.vms.list()).vms.some((vm) => vm.name === vmName)).toBe(true);
     expect(volumesOf(manager)).toContain(vmName);
