@@ -77,6 +77,15 @@ describe("opencode plugin, sandboxed session", () => {
     expect(part.state.output).toBe("vm-1\nOUTSIDE-HIDDEN\n");
   });
 
+  test("a command silent for 15 s → completes through the agent's bash tool and through `!` shell mode (the shim), in the VM", async () => {
+    const [part] = await prompt(oc, sessionID, "RUN:sleep 15; cat /tmp/vm-id");
+    expect(part?.state.status).toBe("completed");
+    expect(part?.state.output).toBe("vm-1\n");
+    expect(part?.state.metadata).toMatchObject({ sandbox: true, exit: 0, vmName });
+    const shell = await shellMode(oc, sessionID, "sleep 15; cat /tmp/vm-id");
+    expect(shell.state.output).toBe("vm-1\n");
+  }, 120_000);
+
   test("a subagent's (child session's) command → runs in the root's VM", async () => {
     await prompt(oc, sessionID, "TASK:cat /tmp/vm-id");
     const children = await oc.call<Array<{ id: string; parentID: string }>>("GET", `/session/${sessionID}/children`);
