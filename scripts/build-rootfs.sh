@@ -10,11 +10,20 @@ set -euo pipefail
 
 suite=bookworm
 mirror="${SANDBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-# What agents expect from a shell box. Changing this list (or RECIPE_VERSION) changes the hash, so a
-# new rootfs is built next to the old one instead of mutating a tree running VMs may still use.
+# What agents expect from a shell box, and the toolchains of common projects (README "The guest image"
+# says why each is there and what it weighs). Changing this list (or recipe_version) changes the hash, so
+# a new rootfs is built next to the old one instead of mutating a tree running VMs may still use.
 packages=(bash coreutils findutils grep sed gawk tar gzip xz-utils less procps curl ca-certificates git
-  python3-minimal make socat iproute2 kmod)
-recipe_version=2
+  make socat iproute2 kmod
+  # C and C++ (gcc, g++, make, libc headers), pkg-config for native dependencies
+  build-essential pkg-config
+  # JavaScript and TypeScript projects
+  nodejs npm
+  # Python projects: the interpreter with pip and venv
+  python3 python3-pip python3-venv
+  # what agents reach for to read and move code
+  ripgrep jq openssh-client zip unzip file patch diffutils)
+recipe_version=3
 recipe="$suite ${packages[*]} v$recipe_version"
 hash="$(printf '%s' "$recipe" | sha256sum | cut -c1-12)"
 out="${SANDBOX_ROOTFS_DIR:-/var/cache/session-sandbox/rootfs-$hash}"
