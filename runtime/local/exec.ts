@@ -49,8 +49,9 @@ const inFlight = new Set<string>();
  * crun 1.8.1, also before issue 10). "fail startup" is reported by crun's child before it runs the
  * command, so nothing of the command ran: trying again cannot run it twice.
  */
-const JOIN_FAILED = /setns\(.*Operation not permitted; fail startup/;
-const JOIN_ATTEMPTS = 3;
+/** crun's log lines come joined in either order: "setns(…): Operation not permitted; fail startup" or reversed. */
+const joinFailed = (crunError: string) => /setns\([^)]*\)[^;]*: Operation not permitted/.test(crunError) && crunError.includes("fail startup");
+const JOIN_ATTEMPTS = 5;
 
 class JoinFailedError extends RuntimeError {}
 
@@ -60,7 +61,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
       return await execOnce(ctx, name, request, sink);
     } catch (error) {
       if (!(error instanceof JoinFailedError) || attempt >= JOIN_ATTEMPTS || request.signal?.aborted) throw error;
-      await Bun.sleep(20 * attempt);
+      await Bun.sleep(25 * attempt);
     }
   }
 }
@@ -114,7 +115,7 @@ async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, 
     const crunError = readLog(logFile);
     if (crunError && !cancelReason) {
       if (/executable file .* not found/.test(crunError)) return { exitCode: 127, timedOut: false, cancelled: false };
-      if (JOIN_FAILED.test(crunError)) throw new JoinFailedError("FAILED", `exec in VM ${name} failed: ${crunError}`);
+      if (joinFailed(crunError)) throw new JoinFailedError("FAILED", `exec in VM ${name} failed: ${crunError}`);
       throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${crunError}`);
     }
     return { exitCode: code, timedOut: cancelReason === "timeout", cancelled: cancelReason === "abort" };
