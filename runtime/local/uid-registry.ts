@@ -29,6 +29,7 @@ export class UidRegistry {
     const file = join(this.dir, String(firstUid));
     if (existsSync(file)) return false; // a fast path only: link() below decides
     this.ensureDir();
+    this.removeDeadTemps();
     const temp = join(this.dir, `.claim-${process.pid}-${randomBytes(6).toString("hex")}`);
     writeFileSync(temp, JSON.stringify({ stateDir: this.owner, volume } satisfies UidClaim), { mode: 0o600, flag: "wx" });
     try {
@@ -73,6 +74,15 @@ export class UidRegistry {
       .map(({ firstUid, claim }) => ({ firstUid, volume: claim!.volume }));
   }
 
+  /** A process killed between writing its temp file and removing it (kill -9) leaves `.claim-<pid>-…`. */
+  private removeDeadTemps(): void {
+    for (const name of readdirSync(this.dir)) {
+      const pid = Number(/^\.claim-(\d+)-/.exec(name)?.[1]);
+      if (!pid || pid === process.pid || isAlive(pid)) continue;
+      rmSync(join(this.dir, name), { force: true });
+    }
+  }
+
   private ensureDir(): void {
     // The parent keeps the default mode: runtime dirs under it must stay traversable by VM uids.
     mkdirSync(dirname(this.dir), { recursive: true });
@@ -86,5 +96,14 @@ function canonical(dir: string): string {
     return realpathSync(dir);
   } catch {
     return resolve(dir);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"; // alive, but not ours to signal
   }
 }
