@@ -1,7 +1,7 @@
 // What a session's VM mounts, decided once and pinned: the git top level of its directory, the main
-// repository's common dir for a verified linked worktree, and — read-only inside those — every piece
-// of git metadata that can make host git run a program, and OpenCode's project config (same reason). Later commands compare against the pins and
-// never re-resolve a path the guest can write.
+// repository's common dir for a verified linked worktree, and — read-only inside those — every piece of
+// git metadata that can make host git run a program, and OpenCode's project config (same reason). Later
+// commands compare against the pins and never re-resolve a path the guest can write.
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { CwdOutsideMountsError, MountsChangedError, PathNotFoundError, UnsafeMountError, WorktreeUnverifiedError } from "../errors";
@@ -10,6 +10,7 @@ import { gitMetadataGuards, type GuardedPath } from "./git-metadata";
 import { deniedBy, type ProtectedDirs } from "./mount-deny-list";
 import { openCodeConfigGuards } from "./opencode-config-guards";
 import { verifiedCommonDir } from "./worktree";
+import type { BindMount } from "../../runtime/driver";
 
 export type PinnedDir = Identity & { path: string };
 
@@ -24,8 +25,6 @@ export type PinnedMounts = {
   guards: GuardedPath[];
 };
 
-/** A mount of the VM's spec: where, whether read-only, and (for the pinned roots) the identity to verify. */
-export type SessionMount = { hostPath: string; readOnly?: boolean; kind?: "file"; pin?: Identity };
 
 function real(path: string, what: string): string {
   try {
@@ -161,7 +160,7 @@ export function verifyPinnedMounts(sessionId: string, pins: PinnedMounts): void 
 }
 
 /** The VM's mounts, parents before children: pinned roots, git guards inside them, shared dirs. */
-export function mountsOf(pins: PinnedMounts, sharedDirs: string[]): { mounts: SessionMount[]; roots: string[] } {
+export function mountsOf(pins: PinnedMounts, sharedDirs: string[]): { mounts: BindMount[]; roots: string[] } {
   const shared = sharedDirs.flatMap((dir) => {
     try {
       return [realpathSync(dir)];
@@ -170,10 +169,10 @@ export function mountsOf(pins: PinnedMounts, sharedDirs: string[]): { mounts: Se
     }
   });
   const roots = [pins.top.path, ...(pins.commonDir ? [pins.commonDir.path] : []), ...shared];
-  const mounts: SessionMount[] = [
+  const mounts: BindMount[] = [
     { hostPath: pins.top.path, pin: { dev: pins.top.dev, ino: pins.top.ino } },
     ...(pins.commonDir ? [{ hostPath: pins.commonDir.path, pin: { dev: pins.commonDir.dev, ino: pins.commonDir.ino } }] : []),
-    ...pins.guards.map((guard): SessionMount => ({
+    ...pins.guards.map((guard): BindMount => ({
       hostPath: guard.path,
       ...(guard.mode === "read-only" ? { readOnly: true } : {}),
       ...(guard.kind === "file" ? { kind: "file" as const } : {}),

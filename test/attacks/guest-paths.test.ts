@@ -48,9 +48,10 @@ describe("guest paths", () => {
       await f.client.sandbox.set("ses_swap", { sandboxed: false });
       await f.client.sandbox.set("ses_swap", { sandboxed: true });
       expect(await run("ses_swap", "true", repo).catch((e) => e)).toBeInstanceOf(MountsChangedError);
-      await Bun.$`rm -f ${sub}`.quiet();
-      mkdirSync(sub);
-      // Put back as a new directory, it is still not the one pinned.
+      // Replaced by another real directory (a live one, so its inode cannot be the freed one reused).
+      const other = join(repo, "packages", `other-${target === f.dataDir ? "a" : "b"}`);
+      mkdirSync(other);
+      await Bun.$`rm -f ${sub} && mv ${other} ${sub}`.quiet();
       const replaced = await run("ses_swap", "true", repo).catch((e) => e);
       expect(replaced).toBeInstanceOf(MountsChangedError);
       expect(replaced.message).toContain("was replaced by another directory");
