@@ -14,9 +14,8 @@ const STREAMING = [
   { method: "GET", path: /^\/api\/events$/ },
 ];
 
-function isStreaming(request: Request): boolean {
-  const path = new URL(request.url).pathname;
-  return STREAMING.some((route) => route.method === request.method && route.path.test(path));
+function isStreaming(method: string, path: string): boolean {
+  return STREAMING.some((route) => route.method === method && route.path.test(path));
 }
 
 function errorResponse(error: DomainError): Response {
@@ -31,8 +30,10 @@ function errorResponse(error: DomainError): Response {
  */
 export function guardFetch(fetch: Fetch): ServerFetch {
   return (request, server) => {
-    if (!URL.canParse(request.url)) return errorResponse(new InvalidHostError());
-    if (isStreaming(request)) server.timeout(request, 0);
+    // Parsed once here: the Host check and the route check both need it, on every request.
+    const url = URL.parse(request.url);
+    if (!url) return errorResponse(new InvalidHostError());
+    if (isStreaming(request.method, url.pathname)) server.timeout(request, 0);
     return fetch(request);
   };
 }

@@ -104,7 +104,7 @@ export function identityOf(path: string, want: WalkTarget): Identity {
 export function readSmallFile(path: string, maxBytes = 4096): string {
   const { fd, stats } = openNoFollow(path, "file");
   try {
-    if (stats.size > maxBytes) throw new UnsafePathError(path, `${path} is ${stats.size} bytes, more than the ${maxBytes} a git pointer file may have`);
+    if (stats.size > maxBytes) throw new UnsafePathError(path, `${path} is ${stats.size} bytes, more than the ${maxBytes} bytes the manager reads of such a file`);
     const buffer = Buffer.alloc(maxBytes + 1);
     const length = readSync(fd, buffer, 0, buffer.length, 0);
     if (length > maxBytes) throw new UnsafePathError(path, `${path} grew past ${maxBytes} bytes while it was read`);

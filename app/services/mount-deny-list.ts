@@ -16,7 +16,8 @@ function isInside(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir === "/" ? "/" : dir + sep);
 }
 
-function realOrSelf(path: string): string {
+/** The path a directory will resolve to: its real path if it exists yet, else its normalized text. */
+export function resolvedOrSelf(path: string): string {
   try {
     return realpathSync(path);
   } catch {
@@ -32,7 +33,7 @@ export function deniedBy(path: string, protectedDirs: ProtectedDirs): string | n
   if (system) return `${path} is inside the system directory ${system}`;
   for (const [what, dir] of Object.entries(protectedDirs)) {
     if (!dir) continue;
-    const own = realOrSelf(dir);
+    const own = resolvedOrSelf(dir);
     const name = { dataDir: "data directory", runtimeDir: "runtime directory", rootfsCacheDir: "guest image cache", egressDir: "egress socket directory" }[what] ?? what;
     if (isInside(path, own)) return `${path} is inside the manager's ${name} ${own}`;
     if (isInside(own, path)) return `${path} contains the manager's ${name} ${own}`;

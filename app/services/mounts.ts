@@ -19,12 +19,13 @@ export type PinnedMounts = {
   directory: PinnedDir;
   /** The git top level (or the directory itself outside git), mounted read-write. */
   top: PinnedDir;
+  /** The repository's git dir (`<top>/.git`, or where a worktree's pointer leads), null outside git. */
+  gitDir: string | null;
   /** The main repository's git common dir, for a verified linked worktree. */
   commonDir: PinnedDir | null;
-  /** Git metadata: directories mounted onto themselves (so they cannot be renamed away) and read-only pieces. */
+  /** Git metadata and OpenCode config: directories mounted onto themselves (so they cannot be renamed away) and read-only pieces. */
   guards: GuardedPath[];
 };
-
 
 function real(path: string, what: string): string {
   try {
@@ -56,6 +57,36 @@ function pinDir(path: string): PinnedDir {
   return { path, ...identityOf(path, "directory") };
 }
 
+/**
+ * The guards of a repository (or of a plain directory, with `gitDir` null): its git metadata, a worktree's
+ * pointer file, and OpenCode's config from the top down to the session directory. Missing entries are
+ * created (see git-metadata.ts, opencode-config-guards.ts); a path that is not what git or OpenCode keep
+ * there is a refusal naming the top.
+ */
+function guardsOf(top: string, directory: string, gitDir: string | null, commonDir: string | null): GuardedPath[] {
+  const dotGit = join(top, ".git");
+  return refusingUnsafe(top, () => {
+    const git: GuardedPath[] = !gitDir
+      ? []
+      : [
+          // A pointer file (worktree, or a git dir elsewhere in the repository) redirects host git: read-only.
+          ...(gitDir !== dotGit ? [{ path: dotGit, mode: "read-only" as const, kind: "file" as const }] : []),
+          ...gitMetadataGuards(gitDir, commonDir),
+        ];
+    return [...git, ...openCodeConfigGuards(top, directory, commonDir ?? gitDir)];
+  });
+}
+
+/** Runs `work`; a guest-writable path found not to be what it should be becomes a 400 naming `top`. */
+function refusingUnsafe<T>(top: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof UnsafePathError) throw new UnsafeMountError(top, error.reason);
+    throw error;
+  }
+}
+
 /** First resolution: follows the registered directory (trusted: no guest of this session has run yet), then pins. */
 export function pinSessionMounts(directory: string, protectedDirs: ProtectedDirs): PinnedMounts {
   const start = real(directory, "session directory");
@@ -64,33 +95,24 @@ export function pinSessionMounts(directory: string, protectedDirs: ProtectedDirs
   const git = findGitTop(start);
   const topPath = git?.top ?? start;
   refuseDenied(topPath, protectedDirs);
-  try {
-    const top = pinDir(topPath);
-    const directory = pinDir(start);
-    if (!git) return { directory, top, commonDir: null, guards: openCodeConfigGuards(topPath, start, null) };
-    const dotGit = join(topPath, ".git");
-    if (git.dotGit === "directory") {
-      return { directory, top, commonDir: null, guards: [...gitMetadataGuards(dotGit), ...openCodeConfigGuards(topPath, start, dotGit)] };
+  const { gitDir, commonDir: commonPath } = refusingUnsafe(topPath, () =>
+    !git ? { gitDir: null, commonDir: null } : git.dotGit === "directory" ? { gitDir: join(topPath, ".git"), commonDir: null } : verifiedCommonDir(topPath),
+  );
+  if (commonPath) {
+    refuseDenied(commonPath, protectedDirs);
+    // The common dir is mounted read-write with the worktree's owner mapping: it must be that owner's.
+    const [worktreeOwner, mainOwner] = [statSync(topPath).uid, statSync(commonPath).uid];
+    if (worktreeOwner !== mainOwner) {
+      throw new WorktreeUnverifiedError(topPath, `its main repository ${commonPath} belongs to uid ${mainOwner}, the worktree to uid ${worktreeOwner}`);
     }
-    const { gitDir, commonDir: commonPath } = verifiedCommonDir(topPath);
-    if (commonPath) {
-      refuseDenied(commonPath, protectedDirs);
-      // The common dir is mounted read-write with the worktree's owner mapping: it must be that owner's.
-      const [worktreeOwner, mainOwner] = [statSync(topPath).uid, statSync(commonPath).uid];
-      if (worktreeOwner !== mainOwner) {
-        throw new WorktreeUnverifiedError(topPath, `its main repository ${commonPath} belongs to uid ${mainOwner}, the worktree to uid ${worktreeOwner}`);
-      }
-    }
-    const guards: GuardedPath[] = [
-      { path: dotGit, mode: "read-only", kind: "file" },
-      ...gitMetadataGuards(gitDir, commonPath),
-      ...openCodeConfigGuards(topPath, start, commonPath ?? gitDir),
-    ];
-    return { directory, top, commonDir: commonPath ? pinDir(commonPath) : null, guards };
-  } catch (error) {
-    if (error instanceof UnsafePathError) throw new UnsafeMountError(topPath, error.reason);
-    throw error;
   }
+  return refusingUnsafe(topPath, () => ({
+    directory: pinDir(start),
+    top: pinDir(topPath),
+    gitDir,
+    commonDir: commonPath ? pinDir(commonPath) : null,
+    guards: guardsOf(topPath, start, gitDir, commonPath),
+  }));
 }
 
 /**
@@ -100,14 +122,8 @@ export function pinSessionMounts(directory: string, protectedDirs: ProtectedDirs
  */
 export function guardNewRepository(pins: PinnedMounts): PinnedMounts | null {
   const dotGit = join(pins.top.path, ".git");
-  if (pins.commonDir || pins.guards.some((guard) => guard.path === dotGit)) return null;
-  if (entryKind(dotGit) !== "directory") return null;
-  try {
-    return { ...pins, guards: [...gitMetadataGuards(dotGit), ...pins.guards] };
-  } catch (error) {
-    if (error instanceof UnsafePathError) throw new UnsafeMountError(pins.top.path, error.reason);
-    throw error;
-  }
+  if (pins.gitDir || entryKind(dotGit) !== "directory") return null;
+  return { ...pins, gitDir: dotGit, guards: guardsOf(pins.top.path, pins.directory.path, dotGit, null) };
 }
 
 /**
@@ -124,21 +140,7 @@ export function restoreMissingGuards(pins: PinnedMounts): PinnedMounts | null {
     }
   });
   if (!missing) return null;
-  const top = pins.top.path;
-  const dotGit = join(top, ".git");
-  const hasGit = pins.guards.some((guard) => guard.path === dotGit);
-  try {
-    if (pins.commonDir) {
-      // A worktree's own git dir is the guard of mode "self" inside the common dir.
-      const gitDir = pins.guards.find((guard) => guard.mode === "self" && guard.path.startsWith(`${pins.commonDir!.path}/`))?.path ?? pins.commonDir.path;
-      return { ...pins, guards: [{ path: dotGit, mode: "read-only", kind: "file" }, ...gitMetadataGuards(gitDir, pins.commonDir.path), ...openCodeConfigGuards(top, pins.directory.path, pins.commonDir.path)] };
-    }
-    const git = hasGit ? gitMetadataGuards(dotGit) : [];
-    return { ...pins, guards: [...git, ...openCodeConfigGuards(top, pins.directory.path, hasGit ? dotGit : null)] };
-  } catch (error) {
-    if (error instanceof UnsafePathError) throw new UnsafeMountError(top, error.reason);
-    throw error;
-  }
+  return { ...pins, guards: guardsOf(pins.top.path, pins.directory.path, pins.gitDir, pins.commonDir?.path ?? null) };
 }
 
 /** Every later command: the pinned roots must still be the same inodes, reached without a symlink. */

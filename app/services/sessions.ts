@@ -1,6 +1,4 @@
 // Session registration, lookup, deletion, and the walk from any session to its root.
-import { realpathSync } from "node:fs";
-import { resolve } from "node:path";
 import type { SessionRow, SessionsRepo } from "../db/sessions-repo";
 import {
   UnsafeMountError,
@@ -11,7 +9,7 @@ import {
   SessionTooDeepError,
 } from "../errors";
 import type { Notify } from "./lifecycle-events";
-import { deniedBy, type ProtectedDirs } from "./mount-deny-list";
+import { deniedBy, resolvedOrSelf, type ProtectedDirs } from "./mount-deny-list";
 import type { PinnedMounts } from "./mounts";
 import type { SettingsService } from "./settings";
 
@@ -28,15 +26,6 @@ export type SessionView = {
   rootSessionID: string;
   createdAt: number;
 };
-
-/** The path a directory will resolve to: its real path if it exists yet, else its normalized text. */
-function resolvedOrSelf(directory: string): string {
-  try {
-    return realpathSync(directory);
-  } catch {
-    return resolve(directory);
-  }
-}
 
 export function createSessionsService(repo: SessionsRepo, settings: SettingsService, now: () => number, notify: Notify = () => undefined, protectedDirs?: ProtectedDirs) {
   function require(id: string): SessionRow {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { MountsChangedError, UnsafeMountError } from "../../sdk/index";
 import { makeActorFixture, type ActorFixture } from "../actors/fixture";
 import { deniedBy } from "../../app/services/mount-deny-list";
+import { pinSessionMounts, restoreMissingGuards } from "../../app/services/mounts";
 import { snapshotDatabase } from "../helpers";
 import { whileResponsive } from "./responsive";
 
@@ -266,6 +267,20 @@ describe("guest paths", () => {
       expect(error.message).toContain(rule);
     }
     expect(snapshotDatabase(f.db)).toBe(before);
+  });
+
+  test("a repository whose .git points at a git dir inside it → that git dir guarded; a removed placeholder is made again", () => {
+    const repo = f.makeRepo("inner-gitdir");
+    Bun.spawnSync(["mv", join(repo, ".git"), join(repo, ".realgit")]);
+    writeFileSync(join(repo, ".git"), "gitdir: .realgit\n");
+    const own = { dataDir: f.dataDir, runtimeDir: f.stateDir };
+    const pins = pinSessionMounts(repo, own);
+    expect(pins.gitDir).toBe(join(repo, ".realgit"));
+    const readOnly = pins.guards.filter((guard) => guard.mode === "read-only").map((guard) => guard.path);
+    expect(readOnly).toEqual(expect.arrayContaining([join(repo, ".git"), join(repo, ".realgit", "config"), join(repo, ".realgit", "hooks")]));
+    rmSync(join(repo, "opencode.json"));
+    expect(restoreMissingGuards(pins)?.guards).toEqual(pins.guards);
+    expect(readFileSync(join(repo, "opencode.json"), "utf8")).toBe("{}\n");
   });
 
   test("a directory containing or inside the manager's own directories → denied by rule", () => {
