@@ -27,6 +27,10 @@ export type NameCheck = { kind: "denied"; decision: Denial } | { kind: "lookup";
 // RFC 6761: localhost and *.localhost are loopback; they are answered here, never sent to DNS.
 const LOCALHOST_ADDRESSES = ["127.0.0.1", "::1"] as const;
 
+/** The name by which a guest reaches the manager's host; answered here (its loopback), never sent to DNS. */
+export const HOST_ALIAS = "host.sandbox.internal";
+const HOST_ALIAS_ADDRESS = "127.0.0.1";
+
 export function isLocalhostName(host: string): boolean {
   return host === "localhost" || host.endsWith(".localhost");
 }
@@ -95,10 +99,11 @@ export function checkName(policy: CompiledPolicy, target: EgressTarget): NameChe
   }
   const domain = policy.entries.find((e) => e.kind === "domain" && domainMatches(e.pattern, target.host, target.port));
   if (isLocalhostName(target.host)) return { kind: "lookup", nameRule: domain ? `allow ${domain.text}` : null, addresses: LOCALHOST_ADDRESSES };
-  if (domain) return { kind: "lookup", nameRule: `allow ${domain.text}` };
+  const fixed = target.host === HOST_ALIAS ? { addresses: [HOST_ALIAS_ADDRESS] } : {};
+  if (domain) return { kind: "lookup", nameRule: `allow ${domain.text}`, ...fixed };
   // Only `public` makes an unlisted name worth a lookup. Other keywords apply to IP literals and to the
   // addresses of listed names: resolving every name would let the guest leak data through DNS queries.
-  if (policy.keywords.has("public")) return { kind: "lookup", nameRule: null };
+  if (policy.keywords.has("public")) return { kind: "lookup", nameRule: null, ...fixed };
   return { kind: "denied", decision: noRule(target, `${target.host} is not in the allowlist; add "${target.host}" to network.allow`) };
 }
 
@@ -119,6 +124,8 @@ export function checkAddress(policy: CompiledPolicy, target: EgressTarget, nameR
   if (address === null) return { allowed: false, rule: `bad address ${addressText}`, reason: `the resolver returned ${JSON.stringify(addressText)}, which is not an IP address` };
   const shown = formatIp(address);
   const via = parseIp(target.host) !== null ? shown : `${target.host} resolves to ${shown}, which`;
+  const alias = hostAliasEntry(policy, target, shown);
+  if (alias) return { allowed: true, rule: `allow ${alias.text}` };
   const matches = classifyAddress(address, ctx.hostAddresses);
   const addressEntries = policy.entries.filter((e): e is Extract<AllowEntry, { kind: "address" }> => e.kind === "address" && cidrContains(e.cidr, address));
   if (matches.length === 0) {
@@ -129,6 +136,17 @@ export function checkAddress(policy: CompiledPolicy, target: EgressTarget, nameR
     return noRule(target, `${via} is a public address that no entry allows; add "${target.host}" or the keyword "public" to network.allow`);
   }
   return openedBySensitive(policy.keywords, addressEntries, matches) ?? blockedBy(matches, via);
+}
+
+/**
+ * An entry naming the host alias exactly (no wildcard) opens the one address this module gives that name,
+ * on the entry's port only: no DNS answer is involved, so there is nothing to rebind. This lets a policy
+ * open one service on the host (`host.sandbox.internal:4873`) without the keyword `loopback`, which opens
+ * every port of the host's loopback, the manager's own API included.
+ */
+function hostAliasEntry(policy: Extract<CompiledPolicy, { mode: "allowlist" }>, target: EgressTarget, address: string): AllowEntry | undefined {
+  if (target.host !== HOST_ALIAS || address !== HOST_ALIAS_ADDRESS) return undefined;
+  return policy.entries.find((e) => e.kind === "domain" && !e.pattern.wildcard && domainMatches(e.pattern, target.host, target.port));
 }
 
 /**

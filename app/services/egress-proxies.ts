@@ -4,13 +4,10 @@
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { NetworkPolicy } from "../../runtime/driver";
-import { startEgressProxy, type EgressProxy, type SecretRule } from "../egress/index";
+import { HOST_ALIAS, startEgressProxy, type EgressProxy, type SecretRule } from "../egress/index";
 import type { Logger } from "../log";
 
 export const GUEST_PROXY_URL = "http://127.0.0.1:3128";
-
-/** The name by which a guest reaches the manager's host (its loopback), if its policy allows it. */
-export const HOST_ALIAS = "host.sandbox.internal";
 
 async function resolveWithHostAlias(host: string): Promise<string[]> {
   if (host.toLowerCase() === HOST_ALIAS) return ["127.0.0.1"];

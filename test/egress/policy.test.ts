@@ -146,6 +146,15 @@ const rows: Row[] = [
   { name: "localhost needs loopback", policy: allowlist("api.github.com"), host: "localhost", allowed: false, rule: "block loopback 127.0.0.0/8" },
   { name: "localhost with loopback", policy: allowlist("loopback"), host: "localhost", allowed: true, rule: "allow loopback" },
   { name: "localhost ignores a hostile resolver", policy: allowlist("localhost", "public"), host: "localhost", addresses: ["93.184.216.34"], allowed: false, rule: "block loopback 127.0.0.0/8" },
+  // the host alias: answered by the policy (127.0.0.1), so an exact entry opens just that name and port
+  { name: "host alias with port opens that port", policy: allowlist("host.sandbox.internal:4873"), host: "host.sandbox.internal", port: 4873, allowed: true, rule: "allow host.sandbox.internal:4873" },
+  { name: "host alias with port refuses another port", policy: allowlist("host.sandbox.internal:4873"), host: "host.sandbox.internal", port: 7878, allowed: false, rule: "no rule matches host.sandbox.internal:7878" },
+  { name: "host alias entry does not open 127.0.0.1", policy: allowlist("host.sandbox.internal:4873"), host: "127.0.0.1", port: 4873, allowed: false, rule: "block loopback 127.0.0.0/8" },
+  { name: "host alias entry does not open localhost", policy: allowlist("host.sandbox.internal:4873"), host: "localhost", port: 4873, allowed: false, rule: "block loopback 127.0.0.0/8" },
+  { name: "host alias ignores a hostile resolver", policy: allowlist("host.sandbox.internal", "public"), host: "host.sandbox.internal", addresses: ["93.184.216.34"], allowed: true, rule: "allow host.sandbox.internal" },
+  { name: "host alias by wildcard needs loopback", policy: allowlist("*.sandbox.internal"), host: "host.sandbox.internal", allowed: false, rule: "block loopback 127.0.0.0/8" },
+  { name: "host alias by public needs loopback", policy: allowlist("public"), host: "host.sandbox.internal", allowed: false, rule: "block loopback 127.0.0.0/8" },
+  { name: "host alias unlisted, loopback listed", policy: allowlist("loopback"), host: "host.sandbox.internal", allowed: false, rule: "no rule matches host.sandbox.internal:443" },
   // address entries
   { name: "IP entry opens that public IP", policy: allowlist("93.184.216.34"), host: "93.184.216.34", allowed: true, rule: "allow 93.184.216.34" },
   { name: "IP entry inside a closed range opens it", policy: allowlist("10.0.0.5"), host: "10.0.0.5", allowed: true, rule: "allow 10.0.0.5" },
