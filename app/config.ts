@@ -18,6 +18,13 @@ export type Config = {
   runtime: string | undefined;
   /** The guest root filesystem for the local runtime; default: the cached build of scripts/build-rootfs.sh. */
   rootfsDir: string | undefined;
+  /**
+   * Where images built (recipe + packages) or pulled (OCI) on request are cached (SANDBOX_IMAGE_CACHE_DIR,
+   * default <data dir>/images): beside the database that indexes them, so one manager's GC never sees another's.
+   */
+  imageCacheDir: string;
+  /** sources.list lines extra packages are installed from (SANDBOX_APT_SOURCES); default: the Debian mirror. */
+  aptSources: string | undefined;
   /** Shared OpenCode directories mounted into every VM (SANDBOX_SHARED_DIRS, colon-separated absolute paths). */
   sharedDirs: string[];
   msbPath: string | undefined;
@@ -108,6 +115,8 @@ export function loadConfig(env: Env): Config {
     logLevel: wrap("SANDBOX_LOG_LEVEL", () => parseLogLevel(env.SANDBOX_LOG_LEVEL)),
     runtime: env.SANDBOX_RUNTIME || undefined,
     rootfsDir: absolutePath("SANDBOX_ROOTFS_DIR", env.SANDBOX_ROOTFS_DIR),
+    imageCacheDir: absolutePath("SANDBOX_IMAGE_CACHE_DIR", env.SANDBOX_IMAGE_CACHE_DIR) ?? join(dataDir, "images"),
+    aptSources: env.SANDBOX_APT_SOURCES || undefined,
     sharedDirs: parseSharedDirs(env.SANDBOX_SHARED_DIRS),
     msbPath: env.MSB_PATH || undefined,
     msbImage: matching("SANDBOX_MSB_IMAGE", env.SANDBOX_MSB_IMAGE, IMAGE_REFERENCE, "give an OCI image reference such as debian:bookworm-slim") ?? "debian:bookworm-slim",

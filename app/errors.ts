@@ -29,6 +29,10 @@ export const ERROR_CODES = [
   "UNSAFE_MOUNT",
   "MOUNTS_CHANGED",
   "NETWORK_POLICY_INVALID",
+  "IMAGE_INVALID",
+  "IMAGE_UNAVAILABLE",
+  "IMAGE_NOT_FOUND",
+  "IMAGE_IN_USE",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -222,5 +226,33 @@ export class MountsChangedError extends DomainError {
 export class NetworkPolicyInvalidError extends DomainError {
   constructor(message: string) {
     super(400, "NETWORK_POLICY_INVALID", message);
+  }
+}
+
+/** Thrown when an image choice is not a valid OCI reference or Debian package list, or the runtime cannot boot that kind. */
+export class ImageInvalidError extends DomainError {
+  constructor(message: string) {
+    super(400, "IMAGE_INVALID", message);
+  }
+}
+
+/** Thrown when an image could not be built or pulled (registry down, unknown tag, apt failure): nothing was booted. */
+export class ImageUnavailableError extends DomainError {
+  constructor(image: string, reason: string) {
+    super(503, "IMAGE_UNAVAILABLE", `image ${image} is not available, so nothing was booted: ${reason}`);
+  }
+}
+
+/** Thrown when an image the caller named is not in the cache. */
+export class ImageNotFoundError extends DomainError {
+  constructor(key: string) {
+    super(404, "IMAGE_NOT_FOUND", `no cached image ${JSON.stringify(key)}; list them with GET /api/images or \`bun run images\``);
+  }
+}
+
+/** Thrown when removing an image that a setting, a session or a VM still uses. */
+export class ImageInUseError extends DomainError {
+  constructor(key: string, users: string[]) {
+    super(409, "IMAGE_IN_USE", `image ${key} is in use by ${users.join(", ")}; change those to another image first`);
   }
 }

@@ -17,6 +17,8 @@ import type { Supervisor } from "./supervisor/supervisor";
 import type { EventBus } from "./events/event-bus";
 import type { Metrics } from "./metrics";
 import { opsRoutes } from "./routes/ops";
+import { imageRoutes } from "./routes/images";
+import type { ImageService } from "./images/image-service";
 import type { DoctorReport } from "./services/doctor";
 
 export const OPENAPI_JSON_PATH = "/api/openapi.json";
@@ -26,6 +28,7 @@ export type AppDeps = {
   execService: ExecService;
   egress: EgressProxies;
   supervisor: Supervisor;
+  images: ImageService;
   token: string;
   log: Logger;
   version: string;
@@ -35,7 +38,7 @@ export type AppDeps = {
   doctor: () => DoctorReport;
 };
 
-export function createApp({ services, execService, egress, supervisor, token, log, version, runtimeStatus, events, metrics, doctor }: AppDeps) {
+export function createApp({ services, execService, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -59,6 +62,7 @@ export function createApp({ services, execService, egress, supervisor, token, lo
       .use(settingsRoutes(services))
       .use(execRoutes(execService, supervisor, metrics, egress))
       .use(vmRoutes(supervisor))
+      .use(imageRoutes(images))
       .use(opsRoutes(events, metrics, doctor))
   );
 }

@@ -47,10 +47,10 @@ async function start() {
     driver: runtime.driverConfig,
     runtimeUnavailable: runtime.driverConfig ? undefined : runtime.status.reason,
     // Each runtime boots its own kind of image: a rootfs directory (local) or an OCI reference (msb).
-    image: runtime.status.name === "msb" ? config.msbImage : rootfsDir,
+    images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, msbDefaultImage: config.msbImage, aptSources: config.aptSources },
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
-    protectedDirs: { dataDir: config.dataDir, runtimeDir: config.runtimeDir, rootfsCacheDir: dirname(rootfsDir), egressDir: join(config.runtimeDir, "egress") },
+    protectedDirs: { dataDir: config.dataDir, runtimeDir: config.runtimeDir, rootfsCacheDir: dirname(rootfsDir), imageCacheDir: config.imageCacheDir, egressDir: join(config.runtimeDir, "egress") },
     credentials: createCredentials({ secrets, gitCredentials, env: process.env, log }),
     runtimeStatus: () => runtime.status,
     doctor: () =>
@@ -65,6 +65,9 @@ async function start() {
       }),
   });
   if (runtime.driver) await recoverVms(runtime.driver, manager, log);
+  const leftovers = manager.images.recover();
+  if (leftovers.length > 0) log.info("removed image cache leftovers of an earlier run", { entries: leftovers });
+  manager.images.startGc();
   manager.supervisor.startSweeping();
 
   const server = listen(config, manager.app.fetch, log);

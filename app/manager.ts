@@ -17,6 +17,9 @@ import type { DoctorReport } from "./services/doctor";
 import { createEgressProxies, type EgressProxies } from "./services/egress-proxies";
 import type { Credentials } from "./services/credentials";
 import type { ProtectedDirs } from "./services/mount-deny-list";
+import { createImagesRepo } from "./db/images-repo";
+import { createImageService, imageNormalizerFor, type ImageService } from "./images/image-service";
+import { sourceKeyOf } from "./images/image-choice";
 
 export type ManagerDeps = {
   db: Database;
@@ -28,7 +31,8 @@ export type ManagerDeps = {
   /** The chosen runtime; undefined when none is usable (commands are then refused with the reason). */
   driver: DriverConfig | undefined;
   runtimeUnavailable?: string;
-  image: string;
+  /** Guest images: the built-in rootfs, where built and pulled ones are cached, and what msb boots by default. */
+  images: { builtInRootfs: string; cacheDir: string; msbDefaultImage: string; aptSources?: string };
   sharedDirs: string[];
   runtimeStatus: () => RuntimeStatus;
   doctor: () => DoctorReport;
@@ -42,7 +46,7 @@ export type ManagerDeps = {
 };
 
 /** Maps what happened to sessions onto VM removals. Removals run in the background. */
-function onLifecycle(supervisor: Supervisor, event: LifecycleEvent): void {
+function onLifecycle(supervisor: Supervisor, images: ImageService, event: LifecycleEvent): void {
   switch (event.type) {
     case "sessions-deleted":
       return supervisor.removeInBackground(supervisor.namesForRoots(new Set(event.sessionIds)), "deleted");
@@ -52,6 +56,8 @@ function onLifecycle(supervisor: Supervisor, event: LifecycleEvent): void {
       return supervisor.removeInBackground(supervisor.allNames(), "disabled");
     case "cap-changed":
       return void supervisor.enforceCap();
+    case "image-chosen":
+      return images.prefetch(event.choice);
   }
 }
 
@@ -90,20 +96,36 @@ function logEvents(events: ReturnType<typeof createEventBus>, log: Logger): void
   void (async () => {
     for await (const event of events.subscribe(stop.signal)) {
       if (event.type === "vm") log.info(`vm ${event.status}`, { ...event });
+      else if (event.type === "image") (event.phase === "progress" ? log.debug : log.info)(`image ${event.phase}`, { ...event });
       else log.debug(`exec ${event.phase}`, { ...event });
     }
   })();
 }
 
+/** Who chose each image (by source key): the settings' default, and each root session with an override. */
+function imageChoosers(services: ReturnType<typeof createServices>): Map<string, string[]> {
+  const choosers = new Map<string, string[]>();
+  const add = (key: string, who: string) => choosers.set(key, [...(choosers.get(key) ?? []), who]);
+  add(sourceKeyOf(services.settings.get().image), "the settings' default");
+  for (const session of services.sessions.list()) {
+    if (session.parentID !== null) continue;
+    const override = services.sessionSandbox.get(session.id).image.override;
+    if (override) add(sourceKeyOf(override), `session ${session.id}`);
+  }
+  return choosers;
+}
+
 export function createManager(deps: ManagerDeps) {
   let supervisor: Supervisor | undefined;
+  let images: ImageService | undefined;
   const driver = deps.driver;
   const services = createServices({
     db: deps.db,
     host: deps.host,
     envDefaults: deps.envDefaults,
     now: deps.now,
-    notify: (event) => supervisor && onLifecycle(supervisor, event),
+    notify: (event) => supervisor && images && onLifecycle(supervisor, images, event),
+    normalizeImage: imageNormalizerFor(driver?.kind),
     protectedDirs: deps.protectedDirs,
     // The local runtime's volumes live in its state dir; msb keeps its own (and does not enforce diskMib).
     diskFreeMib: driver?.kind === "local" ? () => freeDiskMib(driver.stateDir) : undefined,
@@ -128,9 +150,19 @@ export function createManager(deps: ManagerDeps) {
     log: deps.log,
   });
   closeProxiesOfRemovedVms(events, egress);
+  images = createImageService({
+    repo: createImagesRepo(deps.db),
+    runtime: driver?.kind,
+    ...deps.images,
+    events,
+    log: deps.log,
+    now: deps.now,
+    choosers: () => imageChoosers(services),
+    vmImages: () => new Set(running.list().flatMap((record) => (record.spec ? [record.spec.image] : []))),
+  });
   const execService = createExecService({
     ...services,
-    image: deps.image,
+    images,
     sharedDirs: deps.sharedDirs,
     runtimeUnavailable: deps.runtimeUnavailable,
     egressSocketFor: egress.socketPathFor,
@@ -142,6 +174,7 @@ export function createManager(deps: ManagerDeps) {
     execService,
     egress,
     supervisor,
+    images,
     token: deps.token,
     log: deps.log,
     version: deps.version,
@@ -150,7 +183,7 @@ export function createManager(deps: ManagerDeps) {
     metrics,
     doctor: deps.doctor,
   });
-  return { app, services, supervisor, execService, events, metrics, egress };
+  return { app, services, supervisor, execService, events, metrics, egress, images };
 }
 
 export type Manager = ReturnType<typeof createManager>;

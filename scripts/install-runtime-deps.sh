@@ -5,28 +5,10 @@ set -euo pipefail
 # crun: OCI runtime that builds each VM; tini: PID 1 that reaps orphans (tini-static is bind-mounted into
 # the guest so the rootfs needs no init); debootstrap: builds the guest rootfs; util-linux: unshare for
 # the hybrid-cgroup workaround and losetup; mount: mount/umount; e2fsprogs: mkfs.ext4, e2fsck and resize2fs
-# for the volumes' disk images; zstd is not needed (the rootfs is cached unpacked).
-packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates)
+# for the volumes' disk images; zstd is not needed (the rootfs is cached unpacked); skopeo and umoci: pull
+# OCI images from a registry (skopeo copies into an OCI layout, umoci unpacks the layers) when a setting or
+# session chooses one — neither runs anything from the image.
+packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci)
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "runtime deps: all present (${packages[*]})"
-  exit 0
-fi
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "runtime deps: missing ${missing[*]}; run this script as root" >&2
-  exit 1
-fi
-
-echo "runtime deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
-echo "runtime deps: done"
+source "$(dirname "$0")/lib/apt-install.sh"
+ensure_debian_packages "runtime deps" "${packages[@]}"

@@ -3,6 +3,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
+bash scripts/install-test-deps.sh || exit 1
 
 echo "==> typecheck (tsc, including the type-contract tests in test/types/)" >&2
 bun run typecheck || exit 1

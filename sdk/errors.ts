@@ -65,6 +65,14 @@ export class UnsafeMountError extends SandboxError {}
 export class MountsChangedError extends SandboxError {}
 /** Thrown when a network policy entry is not a domain, an address or a known keyword. */
 export class NetworkPolicyInvalidError extends SandboxError {}
+/** Thrown when an image choice is not a valid OCI reference or package list, or the runtime cannot boot it. */
+export class ImageInvalidError extends SandboxError {}
+/** Thrown when an image could not be built or pulled (the message says why); nothing was booted. */
+export class ImageUnavailableError extends SandboxError {}
+/** Thrown when a cached image key is unknown. */
+export class ImageNotFoundError extends SandboxError {}
+/** Thrown when removing an image that a setting, session or VM still uses. */
+export class ImageInUseError extends SandboxError {}
 /** Thrown when the manager failed internally (a bug: it is logged there). */
 export class InternalError extends SandboxError {}
 /** Thrown when the manager could not be reached at all (down, refused, timed out). */
@@ -101,6 +109,10 @@ const CLASS_BY_CODE = {
   UNSAFE_MOUNT: UnsafeMountError,
   MOUNTS_CHANGED: MountsChangedError,
   NETWORK_POLICY_INVALID: NetworkPolicyInvalidError,
+  IMAGE_INVALID: ImageInvalidError,
+  IMAGE_UNAVAILABLE: ImageUnavailableError,
+  IMAGE_NOT_FOUND: ImageNotFoundError,
+  IMAGE_IN_USE: ImageInUseError,
   INTERNAL: InternalError,
 } satisfies Record<ErrorCode, ErrorClass>;
 

@@ -81,6 +81,16 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       /** Runs the idle sweep now; `idleForMs` overrides the threshold (0: every idle VM); `dryRun` only lists. */
       sweep: (options: { idleForMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.vms.sweep.post(options), url),
     },
+    images: {
+      /** The built-in image and every image built or pulled on request, with status, size and users. */
+      list: () => unwrap(() => api.images.get(), url),
+      /** Starts a build or pull in the background (202); follow `image` events for progress. */
+      pull: (choice: Parameters<typeof api.images.post>[0]) => unwrap(() => api.images.post(choice), url),
+      /** Removes one cached image by key (`image` in the list); refused (409) while in use. */
+      remove: (image: string) => unwrap(() => api.images({ image: encodeURIComponent(image) }).delete(), url),
+      /** Removes every unused image last used at least `olderThanMs` ago; `dryRun` only lists. */
+      prune: (options: { olderThanMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.images.prune.post(options), url),
+    },
     settings: {
       get: () => unwrap(() => api.settings.sandbox.get(), url),
       patch: (change: Parameters<typeof api.settings.sandbox.patch>[0]) => unwrap(() => api.settings.sandbox.patch(change), url),

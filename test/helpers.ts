@@ -27,6 +27,8 @@ export type TestAppOptions = {
   runtime?: { stateDir: string; cgroupParent: string; image: string };
   sharedDirs?: string[];
   credentials?: Credentials;
+  /** Where extra packages of recipe images come from (a loopback apt repository in tests). */
+  aptSources?: string;
 };
 
 export function makeTestApp(options: TestAppOptions = {}) {
@@ -45,7 +47,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     version: "test",
     driver: runtime && { kind: "local", stateDir: runtime.stateDir, rootfsDir: runtime.image, cgroupParent: runtime.cgroupParent },
     runtimeUnavailable: runtime ? undefined : "this test runs without a runtime",
-    image: runtime?.image ?? "/nonexistent-rootfs",
+    images: { builtInRootfs: runtime?.image ?? "/nonexistent-rootfs", cacheDir: join(dataDir, "images"), msbDefaultImage: "debian:bookworm-slim", aptSources: options.aptSources },
     sharedDirs: options.sharedDirs ?? [],
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
     protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
@@ -76,7 +78,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const { app, services, supervisor, events, metrics, egress } = manager;
+  const { app, services, supervisor, events, metrics, egress, images } = manager;
   const fetcher = ((input: string | URL | Request, init?: RequestInit) => app.handle(new Request(input as string, init))) as typeof fetch;
   const client = createClient({ url: "http://localhost", token: TEST_TOKEN, fetcher });
   /** A raw request, for inputs the typed client cannot express. */
@@ -92,7 +94,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     db.close();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
-  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup, events, metrics, egress };
+  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup, events, metrics, egress, images };
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>;

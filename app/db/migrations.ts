@@ -57,6 +57,25 @@ export const MIGRATIONS: readonly Migration[] = [
     description: "a root session's mounts as pinned at its first command (JSON), so a guest's symlink swap cannot move them",
     sql: `ALTER TABLE sessions ADD COLUMN pinned_mounts TEXT;`,
   },
+  {
+    version: 6,
+    description: "guest images built or pulled on request (one row per choice, sharing a cache directory per digest), and a root session's image override",
+    sql: `
+      CREATE TABLE images (
+        source_key TEXT PRIMARY KEY,
+        choice TEXT NOT NULL,
+        dir_key TEXT,
+        digest TEXT,
+        status TEXT NOT NULL CHECK (status IN ('building', 'pulling', 'ready', 'failed')),
+        detail TEXT,
+        size_bytes INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        last_used_at INTEGER
+      ) STRICT;
+      ALTER TABLE sessions ADD COLUMN image_override TEXT;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -16,6 +16,8 @@ export type SessionRow = {
   memoryMibOverride: number | null;
   /** JSON of a NetworkPolicy, or null when the root follows the settings. */
   networkOverride: string | null;
+  /** JSON of an ImageChoice, or null when the root follows the settings' default image. */
+  imageOverride: string | null;
 };
 
 type RawRow = {
@@ -30,6 +32,7 @@ type RawRow = {
   cpus_override: number | null;
   memory_mib_override: number | null;
   network_override: string | null;
+  image_override: string | null;
 };
 
 function fromRaw(raw: RawRow): SessionRow {
@@ -45,20 +48,21 @@ function fromRaw(raw: RawRow): SessionRow {
     cpusOverride: raw.cpus_override,
     memoryMibOverride: raw.memory_mib_override,
     networkOverride: raw.network_override,
+    imageOverride: raw.image_override,
   };
 }
 
-export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride">;
+export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride">;
 
 export function createSessionsRepo(db: Database) {
   const byId = db.query<RawRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const insert = db.query(
-    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override)
-     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride)`,
+    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override)
+     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride, $imageOverride)`,
   );
   const updateMode = db.query(
     `UPDATE sessions SET sandboxed = $sandboxed, mode_source = $modeSource, toggled_at = $toggledAt,
-       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride, network_override = $networkOverride WHERE id = $id`,
+       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride, network_override = $networkOverride, image_override = $imageOverride WHERE id = $id`,
   );
   const descendants = db.query<{ id: string }, [string]>(
     `WITH RECURSIVE tree(id) AS (

@@ -17,7 +17,18 @@ export type SandboxEvent =
       timedOut: boolean;
       cancelled: boolean;
       at: number;
+    }
+  | {
+      /** An image being built or pulled: progress lines while it works, then ready or failed (with the reason). */
+      type: "image";
+      /** What was asked, normalized: `default`, `recipe:<packages>` or `oci:<reference>`. */
+      image: string;
+      phase: ImageEventPhase;
+      detail: string | null;
+      at: number;
     };
+
+export type ImageEventPhase = "building" | "pulling" | "progress" | "ready" | "failed" | "removed";
 
 export const SUBSCRIBER_QUEUE_LIMIT = 1_000;
 

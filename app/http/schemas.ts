@@ -70,6 +70,24 @@ export const NetworkPolicy = t.Union([
   ),
 ]);
 
+/** A guest image: the built-in recipe plus extra Debian packages, or an OCI image reference. */
+export const ImageChoice = t.Union([
+  t.Object(
+    {
+      kind: t.Literal("recipe"),
+      packages: t.Array(t.String({ minLength: 1, maxLength: 128, description: "a Debian package name, e.g. postgresql-client" }), {
+        maxItems: 64,
+        description: "Added to the built-in image; [] is the built-in image itself",
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  t.Object(
+    { kind: t.Literal("oci"), reference: t.String({ minLength: 1, maxLength: 512, description: "[registry[:port]/]name[:tag][@sha256:<digest>]; a loopback registry is spoken to over plain HTTP" }) },
+    { additionalProperties: false },
+  ),
+]);
+
 export const SessionSandbox = t.Object({
   sessionID: t.String(),
   rootSessionID: t.String(),
@@ -81,6 +99,7 @@ export const SessionSandbox = t.Object({
     effective: Resources,
   }),
   network: t.Object({ override: t.Nullable(NetworkPolicy), effective: NetworkPolicy }),
+  image: t.Object({ override: t.Nullable(ImageChoice), effective: ImageChoice }),
   toggledAt: t.Nullable(Type.Integer({ description: "Unix epoch milliseconds of the last explicit toggle" })),
   vmName: t.String(),
   lastStop: t.Nullable(
@@ -99,6 +118,7 @@ export const SessionSandboxUpdate = t.Object(
       t.Nullable(t.Object({ cpus: t.Optional(Cpus), memoryMib: t.Optional(MemoryMib) }, { additionalProperties: false })),
     ),
     network: t.Optional(t.Nullable(NetworkPolicy)),
+    image: t.Optional(t.Nullable(ImageChoice)),
   },
   { additionalProperties: false },
 );
@@ -115,6 +135,7 @@ export const SandboxSettings = t.Object({
   network: NetworkPolicy,
   forwardGitCredentials: t.Boolean(),
   diskMib: Type.Integer({ description: "Disk quota of each VM's home volume (and the most /tmp holds), MiB" }),
+  image: ImageChoice,
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
 
@@ -131,6 +152,7 @@ export const SandboxSettingsPatch = t.Object(
     network: t.Optional(t.Nullable(NetworkPolicy)),
     forwardGitCredentials: t.Optional(t.Nullable(t.Boolean({ description: "Opt-in: forward SANDBOX_GIT_CREDENTIALS into sandboxes" }))),
     diskMib: t.Optional(t.Nullable(Type.Integer({ description: "MiB, at least 64 and at most the free space where the VMs' volumes live; a change recreates each VM at its next command, resizing its volume" }))),
+    image: t.Optional(t.Nullable(ImageChoice)),
   },
   { additionalProperties: false },
 );
@@ -179,6 +201,20 @@ export const Vm = t.Object({
   lastStopReason: t.Nullable(t.String()),
 });
 export type Vm = Static<typeof Vm>;
+
+export const ImageView = t.Object({
+  image: t.String({ description: "What was asked, normalized: default, recipe:<packages> or oci:<reference>; the key for DELETE" }),
+  choice: ImageChoice,
+  description: t.String(),
+  status: t.UnionEnum(["building", "pulling", "ready", "failed"]),
+  detail: t.Nullable(t.String({ description: "The latest progress line, or the reason it failed" })),
+  digest: t.Nullable(t.String()),
+  path: t.Nullable(t.String()),
+  sizeBytes: t.Nullable(Type.Integer()),
+  usedBy: t.Array(t.String()),
+  createdAt: t.Nullable(Type.Integer()),
+  lastUsedAt: t.Nullable(Type.Integer()),
+});
 
 /** The error entries of a route's `response`: each status answers `{ code, message }`. */
 export function errors<const S extends number>(...statuses: S[]): Record<S, typeof ErrorBody> {

@@ -32,9 +32,9 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
   return new Elysia().post(
     "/api/sessions/:id/exec",
     async ({ params, body, request, server }) => {
-      let prepared: ReturnType<ExecService["prepare"]>;
+      let prepared: Awaited<ReturnType<ExecService["prepare"]>>;
       try {
-        prepared = execService.prepare(params.id, body);
+        prepared = await execService.prepare(params.id, body);
       } catch (error) {
         refused(metrics, error);
       }

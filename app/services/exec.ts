@@ -12,6 +12,7 @@ import { checkCwd, guardNewRepository, mountsOf, pinSessionMounts, restoreMissin
 import type { SessionSandboxService } from "./session-sandbox";
 import type { SessionsService } from "./sessions";
 import type { SettingsService } from "./settings";
+import type { ImageService } from "../images/image-service";
 
 export type ExecBody = { command: string; cwd: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
 
@@ -43,8 +44,8 @@ export type ExecServiceDeps = {
   sessions: SessionsService;
   sessionSandbox: SessionSandboxService;
   settings: SettingsService;
-  /** The root filesystem (local) or image (msb) every VM boots. */
-  image: string;
+  /** Turns a session's image choice into what its VM boots, building or pulling it first if needed. */
+  images: Pick<ImageService, "bootImage">;
   /** Shared OpenCode directories mounted into every VM (tool output, skills, agent tmp). */
   sharedDirs: string[];
   /** Set when no runtime is usable: every command is refused with this reason. */
@@ -57,7 +58,7 @@ export type ExecServiceDeps = {
   protectedDirs: ProtectedDirs;
 };
 
-export function createExecService({ sessions, sessionSandbox, settings, image, sharedDirs, runtimeUnavailable, egressSocketFor, credentials, protectedDirs }: ExecServiceDeps) {
+export function createExecService({ sessions, sessionSandbox, settings, images, sharedDirs, runtimeUnavailable, egressSocketFor, credentials, protectedDirs }: ExecServiceDeps) {
   /** Pinned at the root's first command; every later one is checked against the pins, never re-resolved. */
   function pinnedMountsOf(rootId: string, directory: string) {
     const pinned = sessions.pinnedMounts(rootId);
@@ -67,7 +68,8 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
     return updated ? sessions.pinMounts(rootId, updated) : pinned;
   }
 
-  function prepare(sessionId: string, body: ExecBody): PreparedExec {
+  /** Every refusal is checked before the image: a command that would be refused never waits for a pull. */
+  async function prepare(sessionId: string, body: ExecBody): Promise<PreparedExec> {
     const view = sessionSandbox.get(sessionId);
     if (!view.sandboxed) {
       throw new NotSandboxedError(sessionId, view.serverEnabled ? "its sandbox mode is off" : "sandboxing is disabled server-wide");
@@ -87,7 +89,7 @@ export function createExecService({ sessions, sessionSandbox, settings, image, s
     const egress = view.network.effective.mode !== "none";
     const spec: VmSpec = {
       name: view.vmName,
-      image,
+      image: await images.bootImage(view.image.effective),
       cpus,
       memoryMib,
       mounts,

@@ -8,7 +8,8 @@ import type { Notify } from "./lifecycle-events";
 import type { ProtectedDirs } from "./mount-deny-list";
 import { createSessionSandboxService } from "./session-sandbox";
 import { createSessionsService } from "./sessions";
-import { createSettingsService, type EnvDefaults } from "./settings";
+import { createSettingsService, type EnvDefaults, type NormalizeImage } from "./settings";
+import { normalizeImageChoice } from "../images/image-choice";
 
 export type ServiceDeps = {
   db: Database;
@@ -21,17 +22,19 @@ export type ServiceDeps = {
   protectedDirs?: ProtectedDirs;
   /** Free MiB where the runtime keeps volumes, when known: the ceiling of the diskMib setting. */
   diskFreeMib?: () => number | undefined;
+  /** Checks an image choice against its grammar and the runtime (msb boots OCI references only). */
+  normalizeImage?: NormalizeImage;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
-  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify, diskFreeMib);
+  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify, diskFreeMib, normalizeImage);
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
     if (event.type === "sessions-deleted") vmStops.forget(event.sessionIds);
     notify(event);
   }, protectedDirs);
-  const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now, notify, vmStops);
+  const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now, notify, vmStops, normalizeImage);
   return { host, settings, sessions, sessionSandbox, vmStops };
 }
 

@@ -5,7 +5,7 @@ import { realpathSync } from "node:fs";
 import { resolve, sep } from "node:path";
 
 /** The manager's own directories: a session mounting any of them, or a parent of one, reads its secrets. */
-export type ProtectedDirs = { dataDir: string; runtimeDir: string; rootfsCacheDir?: string; egressDir?: string };
+export type ProtectedDirs = { dataDir: string; runtimeDir: string; rootfsCacheDir?: string; imageCacheDir?: string; egressDir?: string };
 
 /** Directories that are the system itself: neither they nor anything inside them is a project. */
 const SYSTEM_TREES = ["/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr"];
@@ -34,7 +34,7 @@ export function deniedBy(path: string, protectedDirs: ProtectedDirs): string | n
   for (const [what, dir] of Object.entries(protectedDirs)) {
     if (!dir) continue;
     const own = resolvedOrSelf(dir);
-    const name = { dataDir: "data directory", runtimeDir: "runtime directory", rootfsCacheDir: "guest image cache", egressDir: "egress socket directory" }[what] ?? what;
+    const name = { dataDir: "data directory", runtimeDir: "runtime directory", rootfsCacheDir: "guest image cache", imageCacheDir: "image cache", egressDir: "egress socket directory" }[what] ?? what;
     if (isInside(path, own)) return `${path} is inside the manager's ${name} ${own}`;
     if (isInside(own, path)) return `${path} contains the manager's ${name} ${own}`;
   }

@@ -7,7 +7,8 @@ import type { Notify } from "./lifecycle-events";
 import type { SessionsService } from "./sessions";
 import type { NetworkPolicy } from "../../runtime/driver";
 import { checkNetworkPolicy } from "./network-policy";
-import { checkResources, type SettingsService } from "./settings";
+import { checkResources, type NormalizeImage, type SettingsService } from "./settings";
+import type { ImageChoice } from "../images/image-choice";
 import { vmNameFor } from "./vm-name";
 
 export type Resources = { cpus: number; memoryMib: number };
@@ -16,6 +17,8 @@ export type ResourceOverride = { cpus: number | null; memoryMib: number | null }
 export type SessionSandboxView = {
   /** Egress for the session's commands: the root's override, else the settings' default. */
   network: { override: NetworkPolicy | null; effective: NetworkPolicy };
+  /** The guest image: the root's override, else the settings' default. A change recreates the VM, keeping its volume. */
+  image: { override: ImageChoice | null; effective: ImageChoice };
   sessionID: string;
   rootSessionID: string;
   /** Whether this session's commands run in a sandbox now: the root's mode, and sandboxing enabled. */
@@ -34,6 +37,8 @@ export type SessionSandboxUpdate = {
   resources?: { cpus?: number; memoryMib?: number } | null;
   /** null clears the override (the settings' default applies again). */
   network?: NetworkPolicy | null;
+  /** null clears the override (the settings' default image applies again). */
+  image?: ImageChoice | null;
 };
 
 export function createSessionSandboxService(
@@ -44,6 +49,7 @@ export function createSessionSandboxService(
   now: () => number,
   notify: Notify = () => undefined,
   vmStops?: VmStopsRepo,
+  normalizeImage: NormalizeImage = (choice) => choice,
 ) {
   function get(id: string): SessionSandboxView {
     const session = sessions.require(id);
@@ -67,6 +73,10 @@ export function createSessionSandboxService(
         override: root.networkOverride === null ? null : (JSON.parse(root.networkOverride) as NetworkPolicy),
         effective: root.networkOverride === null ? current.network : (JSON.parse(root.networkOverride) as NetworkPolicy),
       },
+      image: {
+        override: root.imageOverride === null ? null : (JSON.parse(root.imageOverride) as ImageChoice),
+        effective: root.imageOverride === null ? current.image : (JSON.parse(root.imageOverride) as ImageChoice),
+      },
       toggledAt: root.toggledAt,
       vmName: vmNameFor(root.id),
       lastStop: vmStops?.get(root.id) ?? null,
@@ -80,6 +90,7 @@ export function createSessionSandboxService(
     if (session.parentId !== null) throw new ChildSessionLockedError(id, sessions.rootOf(session).root.id);
     if (change.resources) checkResources(change.resources, host, "");
     if (change.network) checkNetworkPolicy(change.network);
+    const image = change.image ? normalizeImage(change.image) : change.image;
 
     const toggled = change.sandboxed !== undefined;
     const resources = change.resources;
@@ -90,7 +101,9 @@ export function createSessionSandboxService(
       cpusOverride: resources === null ? null : (resources?.cpus ?? session.cpusOverride),
       memoryMibOverride: resources === null ? null : (resources?.memoryMib ?? session.memoryMibOverride),
       networkOverride: change.network === undefined ? session.networkOverride : change.network === null ? null : JSON.stringify(change.network),
+      imageOverride: image === undefined ? session.imageOverride : image === null ? null : JSON.stringify(image),
     });
+    if (image) notify({ type: "image-chosen", choice: image });
     // The VM goes in the background: the toggle answers at once.
     if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionId: id });
     return get(id);

@@ -67,12 +67,12 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
   }
 
   /** The new row's mode: a child follows its root, a fork copies its origin's root, a root takes the default. */
-  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride"> {
+  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride"> {
     if (input.parentID) {
       const parent = repo.get(input.parentID);
       if (!parent) throw new ParentNotFoundError("parentID", input.parentID);
       if (rootOf(parent).depth + 1 > MAX_SESSION_DEPTH) throw new SessionTooDeepError(input.id, MAX_SESSION_DEPTH);
-      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null, networkOverride: null };
+      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null, networkOverride: null, imageOverride: null };
     }
     if (input.forkOf) {
       const origin = repo.get(input.forkOf);
@@ -85,6 +85,7 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
         cpusOverride: root.cpusOverride,
         memoryMibOverride: root.memoryMibOverride,
         networkOverride: root.networkOverride,
+        imageOverride: root.imageOverride,
       };
     }
     return {
@@ -94,6 +95,7 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
       cpusOverride: null,
       memoryMibOverride: null,
       networkOverride: null,
+      imageOverride: null,
     };
   }
 

@@ -6,6 +6,10 @@ import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
 import { DEFAULT_DISK_MIB, MIN_DISK_MIB, type NetworkPolicy } from "../../runtime/driver";
 import { checkNetworkPolicy } from "./network-policy";
+import { DEFAULT_IMAGE, type ImageChoice } from "../images/image-choice";
+
+/** Checks an image choice against its grammar and what the runtime can boot; returns it normalized. Throws a 400. */
+export type NormalizeImage = (choice: ImageChoice) => ImageChoice;
 
 export type SandboxSettings = {
   enabled: boolean;
@@ -21,6 +25,8 @@ export type SandboxSettings = {
   forwardGitCredentials: boolean;
   /** Disk quota of each VM's home volume (and the most /tmp can hold): writes past it fail with ENOSPC. */
   diskMib: number;
+  /** The guest image of sessions without an override of their own. */
+  image: ImageChoice;
 };
 
 /** A PATCH: each key set to a value, or to null to go back to its default. */
@@ -67,7 +73,14 @@ export function checkDiskMib(diskMib: number, freeMib: number | undefined): void
 }
 
 /** `diskFreeMib`: free MiB where the runtime keeps volumes, when known (checked on each change of diskMib). */
-export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, notify: Notify = () => undefined, diskFreeMib: () => number | undefined = () => undefined) {
+export function createSettingsService(
+  repo: SettingsRepo,
+  host: HostLimits,
+  env: EnvDefaults,
+  notify: Notify = () => undefined,
+  diskFreeMib: () => number | undefined = () => undefined,
+  normalizeImage: NormalizeImage = (choice) => choice,
+) {
   checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
   const defaults: SandboxSettings = {
     enabled: true,
@@ -80,6 +93,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     network: { mode: "none" },
     forwardGitCredentials: false,
     diskMib: DEFAULT_DISK_MIB,
+    image: DEFAULT_IMAGE,
   };
 
   function get(): SandboxSettings {
@@ -95,6 +109,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     checkResources(changes, host, "");
     if (changes.network) checkNetworkPolicy(changes.network);
     if (changes.diskMib != null) checkDiskMib(changes.diskMib, diskFreeMib());
+    if (changes.image != null) changes = { ...changes, image: normalizeImage(changes.image) };
     for (const [key, range] of Object.entries(RANGES)) {
       const value = changes[key as keyof typeof RANGES];
       if (value != null && (value < range.min || value > range.max)) {
@@ -106,6 +121,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     const after = get();
     if (before.enabled && !after.enabled) notify({ type: "sandboxing-disabled" });
     if (after.maxRunningVms !== before.maxRunningVms) notify({ type: "cap-changed" });
+    if (changes.image !== undefined) notify({ type: "image-chosen", choice: after.image });
     return after;
   }
 

@@ -1,5 +1,5 @@
 // Locates and (on request) builds the cached guest root filesystem via scripts/build-rootfs.sh.
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 
 export const BUILD_ROOTFS_SCRIPT = new URL("../../scripts/build-rootfs.sh", import.meta.url).pathname;
@@ -23,4 +23,42 @@ export async function ensureRootfs(): Promise<string> {
   const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   if (code !== 0) throw new Error(`${BUILD_ROOTFS_SCRIPT} failed with exit ${code}`);
   return out.trim().split("\n").at(-1) ?? "";
+}
+
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Whether `guestPath` names a regular file inside the image at `root`, following its symlinks as the
+ * guest would see them: an absolute target restarts at `root`, `..` never climbs above it. The host's
+ * own files are never consulted, so a pulled image's `/bin/sh -> /bin/busybox` is judged by the image.
+ */
+export function fileExistsInRoot(root: string, guestPath: string): boolean {
+  let pending = guestPath.split("/").filter(Boolean);
+  const resolved: string[] = [];
+  for (let hops = 0; pending.length > 0; ) {
+    const name = pending.shift()!;
+    if (name === ".") continue;
+    if (name === "..") {
+      resolved.pop();
+      continue;
+    }
+    const path = join(root, ...resolved, name);
+    let stats;
+    try {
+      stats = lstatSync(path);
+    } catch {
+      return false;
+    }
+    if (stats.isSymbolicLink()) {
+      if (++hops > MAX_SYMLINK_HOPS) return false;
+      const target = readlinkSync(path);
+      if (target.startsWith("/")) resolved.length = 0;
+      pending = [...target.split("/").filter(Boolean), ...pending];
+      continue;
+    }
+    if (pending.length > 0 && !stats.isDirectory()) return false;
+    if (pending.length === 0) return stats.isFile();
+    resolved.push(name);
+  }
+  return false;
 }

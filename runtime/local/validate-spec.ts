@@ -1,4 +1,5 @@
 // Rejects a VmSpec the local runtime cannot honour, with a message that says what to change.
+import { fileExistsInRoot } from "./rootfs";
 import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { MIN_DISK_MIB, RuntimeError, type VmSpec } from "../driver";
@@ -25,8 +26,8 @@ export function validateSpec(spec: VmSpec, stateDir: string): void {
   if (spec.network.mode !== "none" && (!spec.egressSocket || !spec.egressSocket.startsWith("/"))) {
     fail(`network policy "${spec.network.mode}" needs an egress proxy socket (egressSocket, an absolute host path): the local runtime has no other route out`);
   }
-  if (!isAbsolute(spec.image) || !existsSync(join(spec.image, "usr/bin/sh"))) {
-    fail(`image ${spec.image} is not a root filesystem directory (no usr/bin/sh); build one with scripts/build-rootfs.sh`);
+  if (!isAbsolute(spec.image) || !fileExistsInRoot(spec.image, "/bin/sh")) {
+    fail(`image ${spec.image} is not a root filesystem directory (no /bin/sh); build one with scripts/build-rootfs.sh`);
   }
   const state = realpathSync(stateDir);
   for (const mount of spec.mounts) {

@@ -1,8 +1,9 @@
-// How `sandbox`, `resources` and `network` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
+// How `sandbox`, `resources`, `network` and `images set` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
 import type { SandboxClient } from "../../sdk/index";
 import { formatMib, isoOrNull, isoTime, timeCell } from "./format";
 import { renderPairs, type Output } from "./output";
 import { describeNetwork } from "./settings";
+import { describeImageChoice } from "./image-arg";
 
 export type SessionSandbox = Awaited<ReturnType<SandboxClient["sandbox"]["get"]>>;
 
@@ -15,6 +16,7 @@ export function sessionSandboxJson(state: SessionSandbox) {
     serverEnabled: state.serverEnabled,
     resources: { override: state.resources.override, effective: state.resources.effective },
     network: { override: state.network.override, effective: state.network.effective },
+    image: { override: state.image.override, effective: state.image.effective },
     toggledAt: isoOrNull(state.toggledAt),
     vmName: state.vmName,
     lastStop: state.lastStop && { vmName: state.lastStop.vmName, status: state.lastStop.status, reason: state.lastStop.reason, at: isoTime(state.lastStop.at) },
@@ -35,6 +37,7 @@ export function sessionSandboxView(state: SessionSandbox, out: Output): string {
       ["CPUS", `${effective.cpus} ${origin(override?.cpus)}`],
       ["MEMORY", `${formatMib(effective.memoryMib)} ${origin(override?.memoryMib)}`],
       ["NETWORK", `${describeNetwork(state.network.effective)} ${origin(state.network.override)}`],
+      ["IMAGE", `${describeImageChoice(state.image.effective)} ${origin(state.image.override)}`],
       ["VM", state.vmName],
       ["TOGGLED", timeCell(state.toggledAt, out)],
       ["LAST STOP", lastStop],

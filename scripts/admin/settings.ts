@@ -5,10 +5,11 @@ import { UsageError } from "./errors";
 import { formatDuration, formatMib } from "./format";
 import { renderTable, type Output } from "./output";
 import { parseBoolean, parseDurationMs, parseSizeMib, parseWholeNumber } from "./parse";
+import { describeImageChoice, parseImageArgument, type ImageChoice } from "./image-arg";
 
 type Settings = Awaited<ReturnType<SandboxClient["settings"]["get"]>>;
 type SettingsPatch = NonNullable<Parameters<SandboxClient["settings"]["patch"]>[0]>;
-type Kind = "boolean" | "count" | "mib" | "minutes" | "ms" | "network";
+type Kind = "boolean" | "count" | "mib" | "minutes" | "ms" | "network" | "image";
 export type NetworkPolicy = Settings["network"];
 
 /** Every key the manager accepts, with how its value is typed; tsc fails if the API gains or loses a key. */
@@ -23,6 +24,7 @@ export const SETTING_KINDS = {
   network: "network",
   forwardGitCredentials: "boolean",
   diskMib: "mib",
+  image: "image",
 } as const satisfies { [K in keyof Required<SettingsPatch>]: Kind };
 type SettingKey = keyof typeof SETTING_KINDS;
 
@@ -48,7 +50,7 @@ export function describeNetwork(policy: NetworkPolicy): string {
 }
 
 /** `null` (or `default`) returns the key to its default; numbers may carry units: 2G, 30m, 2h. */
-export function parseSettingValue(key: SettingKey, text: string): boolean | number | NetworkPolicy | null {
+export function parseSettingValue(key: SettingKey, text: string): boolean | number | NetworkPolicy | ImageChoice | null {
   if (text === "null" || text === "default") return null;
   const what = key;
   switch (SETTING_KINDS[key]) {
@@ -68,12 +70,14 @@ export function parseSettingValue(key: SettingKey, text: string): boolean | numb
       return /^\d+$/.test(text) ? Number(text) : parseDurationMs(text, what);
     case "network":
       return parseNetworkPolicy(text, what);
+    case "image":
+      return parseImageArgument(text, what);
   }
 }
 
 export function parseAssignments(assignments: string[]): SettingsPatch {
   if (assignments.length === 0) throw new UsageError("`settings set` needs at least one key=value", `keys: ${Object.keys(SETTING_KINDS).join(", ")}`);
-  const patch: Record<string, boolean | number | NetworkPolicy | null> = {};
+  const patch: Record<string, boolean | number | NetworkPolicy | ImageChoice | null> = {};
   for (const assignment of assignments) {
     const eq = assignment.indexOf("=");
     const key = eq > 0 ? assignment.slice(0, eq) : assignment;
@@ -85,9 +89,9 @@ export function parseAssignments(assignments: string[]): SettingsPatch {
   return patch as SettingsPatch;
 }
 
-function describe(key: SettingKey, value: boolean | number | NetworkPolicy): string {
+function describe(key: SettingKey, value: boolean | number | NetworkPolicy | ImageChoice): string {
   if (typeof value === "boolean") return String(value);
-  if (typeof value === "object") return describeNetwork(value);
+  if (typeof value === "object") return "kind" in value ? describeImageChoice(value) : describeNetwork(value);
   const kind = SETTING_KINDS[key];
   if (kind === "mib") return `${value} (${formatMib(value)})`;
   if (kind === "minutes") return `${value} (${formatDuration(value * 60_000)})`;
@@ -112,7 +116,8 @@ if (import.meta.main) {
 
 Shows the server-wide sandbox settings, or changes them. Keys: ${Object.keys(SETTING_KINDS).join(", ")}.
 Values: true/false for booleans; whole numbers; memoryMib and diskMib also as 2G or 512M; idleStopMinutes also as
-30m or 2h; execTimeoutMs also as 90s or 2m; network as none, all or allowlist:host,host (or JSON);
+30m or 2h; execTimeoutMs also as 90s or 2m; network as none, all or allowlist:host,host (or JSON); image as
+builtin, builtin+<package>,<package> or an OCI reference (see \`bun run images --help\`);
 null (or default) returns a key to its default.`,
       options: {},
     },

@@ -75,6 +75,7 @@ describe("bun run settings", () => {
       network                none
       forwardGitCredentials  false
       diskMib                4096 (4G)
+      image                  builtin
       "
     `);
   });
@@ -94,6 +95,7 @@ describe("bun run settings", () => {
       network                allowlist: api.github.com, *.example.com
       forwardGitCredentials  false
       diskMib                4096 (4G)
+      image                  builtin
       "
     `);
     expect(await m.client.settings.get()).toMatchObject({ memoryMib: 1536, idleStopMinutes: 120, execTimeoutMs: 90_000, maxRunningVms: 3, defaultForNewSessions: false, network: { mode: "allowlist", allow: ["api.github.com", "*.example.com"] } });
@@ -110,7 +112,7 @@ describe("bun run settings", () => {
     expect(await m.run("settings", ["set", "bogus=1"])).toEqual({
       exitCode: 2,
       stdout: "",
-      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib\n',
+      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image\n',
     });
     expect((await m.run("settings", ["set", "cpus=two"])).stderr).toBe('settings: cpus "two" is not a whole number — fix: write it like 2\n');
     const refused = await m.run("settings", ["set", "maxRunningVms=100000"]);
@@ -131,6 +133,7 @@ describe("bun run sandbox", () => {
       CPUS       1 (default)
       MEMORY     1G (default)
       NETWORK    none (default)
+      IMAGE      builtin (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -147,6 +150,7 @@ describe("bun run sandbox", () => {
       CPUS       1 (default)
       MEMORY     1G (default)
       NETWORK    none (default)
+      IMAGE      builtin (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -
@@ -156,7 +160,7 @@ describe("bun run sandbox", () => {
     const on = parseJson<SandboxJson>(await m.run("sandbox", ["ses_root", "on", "--json"]));
     expect(on).toMatchObject({ sessionID: "ses_root", sandboxed: true, source: "explicit", serverEnabled: true, vmName: (await m.client.sandbox.get("ses_root")).vmName });
     expect(on.toggledAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(Object.keys(on)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "toggledAt", "vmName", "lastStop"]);
+    expect(Object.keys(on)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "toggledAt", "vmName", "lastStop"]);
   });
 
   test("a child, an unknown session, a bad mode → the reason and the fix, exit 1 / 1 / 2", async () => {
@@ -179,6 +183,7 @@ describe("bun run resources", () => {
       CPUS       1 (session override)
       MEMORY     512M (session override)
       NETWORK    none (default)
+      IMAGE      builtin (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -

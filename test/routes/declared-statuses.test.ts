@@ -19,6 +19,8 @@ beforeAll(async () => {
   await t.client.sessions.register({ id: "ses_off", directory: "/repo" });
   await t.client.sandbox.set("ses_off", { sandboxed: false });
   await t.client.sessions.register({ id: "ses_tmp", directory: project });
+  // An image row nobody uses (a failed pull), which DELETE may remove.
+  t.db.query("INSERT INTO images (source_key, choice, status, detail, created_at, updated_at) VALUES (?, ?, 'failed', 'test', 1, 1)").run("oci:127.0.0.1:5000/gone:v1", j({ kind: "oci", reference: "127.0.0.1:5000/gone:v1" }));
 });
 afterAll(() => {
   t.cleanup();
@@ -133,6 +135,32 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
   "GET /api/settings/sandbox": {
     200: { method: "GET", path: "/api/settings/sandbox" },
     401: { method: "GET", path: "/api/settings/sandbox", token: null },
+  },
+  "GET /api/images": {
+    200: { method: "GET", path: "/api/images" },
+    401: { method: "GET", path: "/api/images", token: null },
+  },
+  "POST /api/images": {
+    202: { method: "POST", path: "/api/images", body: j({ kind: "oci", reference: "127.0.0.1:5000/team/node:22" }) },
+    400: { method: "POST", path: "/api/images", body: j({ kind: "oci", reference: "Not A Reference" }) },
+    401: { method: "POST", path: "/api/images", body: "{}", token: null },
+    413: { method: "POST", path: "/api/images", body: big },
+    415: { method: "POST", path: "/api/images", body: "{}", headers: form },
+    422: { method: "POST", path: "/api/images", body: j({ kind: "tarball" }) },
+  },
+  "POST /api/images/prune": {
+    200: { method: "POST", path: "/api/images/prune", body: j({ dryRun: true }) },
+    400: { method: "POST", path: "/api/images/prune", body: "[1]" },
+    401: { method: "POST", path: "/api/images/prune", body: "{}", token: null },
+    413: { method: "POST", path: "/api/images/prune", body: big },
+    415: { method: "POST", path: "/api/images/prune", body: "{}", headers: form },
+    422: { method: "POST", path: "/api/images/prune", body: j({ olderThanMs: -1 }) },
+  },
+  "DELETE /api/images/:image": {
+    200: { method: "DELETE", path: `/api/images/${encodeURIComponent("oci:127.0.0.1:5000/gone:v1")}` },
+    401: { method: "DELETE", path: "/api/images/default", token: null },
+    404: { method: "DELETE", path: "/api/images/oci%3Anothing" },
+    409: { method: "DELETE", path: "/api/images/default" },
   },
   "PATCH /api/settings/sandbox": {
     200: { method: "PATCH", path: "/api/settings/sandbox", body: j({ idleStopMinutes: 31 }) },

@@ -27,6 +27,7 @@ describe("GET /api/session-sandbox/:id", () => {
       serverEnabled: true,
       resources: { override: null, effective: { cpus: 2, memoryMib: 2048 } },
       network: { override: null, effective: { mode: "none" } },
+      image: { override: null, effective: { kind: "recipe", packages: [] } },
       toggledAt: null,
       vmName: `ocm-session-${hex}`,
       lastStop: null,

@@ -1,0 +1,287 @@
+// Guest images on request: the built-in rootfs, the built-in recipe plus extra Debian packages (built
+// by scripts/extend-rootfs.sh), or an OCI image pulled from a registry and cached by digest. Builds and
+// pulls run in the background, one per choice at a time, with progress in the event stream; a command
+// whose image is not ready waits for it, and fails with the reason (booting nothing) if it cannot be had.
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { ImageRow, ImagesRepo } from "../db/images-repo";
+import { ImageInUseError, ImageInvalidError, ImageNotFoundError, ImageUnavailableError } from "../errors";
+import type { EventBus, ImageEventPhase } from "../events/event-bus";
+import type { Logger } from "../log";
+import { rootfsReady } from "../../runtime/local/rootfs";
+import {
+  describeImage,
+  digestDirKey,
+  normalizeImageChoice,
+  parseReference,
+  recipeDirKey,
+  sourceKeyOf,
+  type ImageChoice,
+} from "./image-choice";
+import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
+import { runWithLines } from "./run-with-lines";
+
+export const EXTEND_ROOTFS_SCRIPT = new URL("../../scripts/extend-rootfs.sh", import.meta.url).pathname;
+/** Unused images are kept this long after their last use before the background GC removes them. */
+export const DEFAULT_KEEP_UNUSED_MS = 24 * 60 * 60 * 1000;
+const GC_INTERVAL_MS = 10 * 60 * 1000;
+
+export type ImageServiceDeps = {
+  repo: ImagesRepo;
+  /** The runtime VMs boot on: `local` boots rootfs directories, `msb` OCI references (it pulls them itself). */
+  runtime: "local" | "msb" | undefined;
+  /** The built-in image (scripts/build-rootfs.sh); never removed by this service. */
+  builtInRootfs: string;
+  /** Where built and pulled images live, one directory each. */
+  cacheDir: string;
+  /** What msb boots for the built-in choice. */
+  msbDefaultImage: string;
+  /** sources.list lines extra packages come from (SANDBOX_APT_SOURCES); default: the Debian mirror. */
+  aptSources?: string;
+  events: EventBus;
+  log: Logger;
+  now?: () => number;
+  /** Who chose each image now (by source key): settings and sessions. */
+  choosers: () => Map<string, string[]>;
+  /** The image (rootfs path or reference) of every VM the manager knows, running or stopped. */
+  vmImages: () => Set<string>;
+};
+
+/** What `GET /api/images` shows for one image. */
+export type ImageView = {
+  image: string;
+  choice: ImageChoice;
+  description: string;
+  status: ImageRow["status"];
+  detail: string | null;
+  digest: string | null;
+  path: string | null;
+  sizeBytes: number | null;
+  usedBy: string[];
+  createdAt: number | null;
+  lastUsedAt: number | null;
+};
+
+async function directoryBytes(dir: string): Promise<number | null> {
+  const result = await runWithLines(["du", "-sxb", dir], undefined);
+  const bytes = Number.parseInt(result.stdout, 10);
+  return result.code === 0 && Number.isFinite(bytes) ? bytes : null;
+}
+
+/** Checks a choice's grammar and that the runtime can boot its kind; returns it normalized. Throws a 400. */
+export function imageNormalizerFor(runtime: "local" | "msb" | undefined): (choice: ImageChoice) => ImageChoice {
+  return (choice) => {
+    const normalized = normalizeImageChoice(choice);
+    if (runtime === "msb" && normalized.kind === "recipe" && normalized.packages.length > 0) {
+      throw new ImageInvalidError("extra packages need the local runtime: msb boots OCI images; build an image with those packages, push it to a registry and give its reference");
+    }
+    return normalized;
+  };
+}
+
+export function createImageService(deps: ImageServiceDeps) {
+  const now = deps.now ?? Date.now;
+  const inFlight = new Map<string, Promise<string>>();
+  let gcTimer: ReturnType<typeof setInterval> | undefined;
+
+  const dirOf = (dirKey: string) => join(deps.cacheDir, dirKey);
+
+  function publish(image: string, phase: ImageEventPhase, detail: string | null): void {
+    deps.events.publish({ type: "image", image, phase, detail, at: now() });
+  }
+
+  const normalize = imageNormalizerFor(deps.runtime);
+
+  function record(row: Omit<ImageRow, "createdAt" | "updatedAt" | "lastUsedAt">, phase: ImageEventPhase): void {
+    const before = deps.repo.get(row.sourceKey);
+    deps.repo.put({ ...row, createdAt: before?.createdAt ?? now(), updatedAt: now(), lastUsedAt: before?.lastUsedAt ?? null });
+    publish(row.sourceKey, phase, row.detail);
+  }
+
+  /** Progress: the row keeps the latest line (for `bun run images`), the event stream gets every line. */
+  function progress(sourceKey: string): (line: string) => void {
+    return (line) => {
+      const row = deps.repo.get(sourceKey);
+      if (row) deps.repo.put({ ...row, detail: line, updatedAt: now() });
+      publish(sourceKey, "progress", line);
+    };
+  }
+
+  async function finish(choice: ImageChoice, sourceKey: string, dirKey: string, digest: string | null, detail: string): Promise<string> {
+    const path = dirOf(dirKey);
+    record({ sourceKey, choice, dirKey, digest, status: "ready", detail, sizeBytes: await directoryBytes(path) }, "ready");
+    return path;
+  }
+
+  async function build(choice: ImageChoice & { kind: "recipe" }, sourceKey: string): Promise<string> {
+    const dirKey = recipeDirKey(choice.packages, deps.builtInRootfs, deps.aptSources ?? "");
+    if (existsSync(dirOf(dirKey))) return finish(choice, sourceKey, dirKey, null, "reused the cached build");
+    if (!rootfsReady(deps.builtInRootfs)) throw new ImagePullError(`the built-in image is not built at ${deps.builtInRootfs}; run scripts/build-rootfs.sh`);
+    record({ sourceKey, choice, dirKey, digest: null, status: "building", detail: `building: the built-in image plus ${choice.packages.join(", ")}`, sizeBytes: null }, "building");
+    const env = { ...process.env, ...(deps.aptSources ? { SANDBOX_APT_SOURCES: deps.aptSources } : {}) };
+    const result = await runWithLines(["bash", EXTEND_ROOTFS_SCRIPT, deps.builtInRootfs, dirOf(dirKey), ...choice.packages], progress(sourceKey), undefined, env);
+    if (result.code !== 0 || !existsSync(dirOf(dirKey))) {
+      const apt = result.stderr.split("\n").filter((line) => /^\s*E: /.test(line)).map((line) => line.trim());
+      throw new ImagePullError(apt.length > 0 ? apt.slice(-2).join("; ") : (result.stderr.trim().split("\n").at(-1) ?? `exit ${result.code}`));
+    }
+    return finish(choice, sourceKey, dirKey, null, `built in ${deps.cacheDir}`);
+  }
+
+  async function pull(choice: ImageChoice & { kind: "oci" }, sourceKey: string): Promise<string> {
+    const parsed = parseReference(choice.reference);
+    record({ sourceKey, choice, dirKey: null, digest: null, status: "pulling", detail: `asking ${parsed.domain} for the digest`, sizeBytes: null }, "pulling");
+    const digest = await resolveDigest(parsed);
+    const dirKey = digestDirKey(digest);
+    if (existsSync(dirOf(dirKey))) return finish(choice, sourceKey, dirKey, digest, `cached by digest ${digest}`);
+    record({ sourceKey, choice, dirKey, digest, status: "pulling", detail: `pulling ${digest}`, sizeBytes: null }, "progress");
+    await pullRootfs(parsed, digest, dirOf(dirKey), progress(sourceKey));
+    return finish(choice, sourceKey, dirKey, digest, `pulled ${digest}`);
+  }
+
+  async function produce(choice: ImageChoice, sourceKey: string): Promise<string> {
+    try {
+      mkdirSync(deps.cacheDir, { recursive: true, mode: 0o700 });
+      return choice.kind === "recipe" ? await build(choice, sourceKey) : await pull(choice, sourceKey);
+    } catch (error) {
+      const reason = error instanceof ImagePullError || error instanceof ImageInvalidError ? error.message : `unexpected failure: ${String(error)}`;
+      const row = deps.repo.get(sourceKey);
+      record({ sourceKey, choice, dirKey: row?.dirKey ?? null, digest: row?.digest ?? null, status: "failed", detail: reason, sizeBytes: null }, "failed");
+      if (!(error instanceof ImagePullError)) deps.log.error("image build or pull failed unexpectedly", { image: sourceKey, error: String(error) });
+      throw new ImageUnavailableError(describeImage(choice), reason);
+    }
+  }
+
+  /** The rootfs directory of a choice, building or pulling it first if needed (one job per choice at a time). */
+  async function ensure(choice: ImageChoice): Promise<string> {
+    const sourceKey = sourceKeyOf(choice);
+    if (sourceKey === "default") {
+      if (!rootfsReady(deps.builtInRootfs)) throw new ImageUnavailableError("default", `the built-in image is not built at ${deps.builtInRootfs}; run scripts/build-rootfs.sh`);
+      return deps.builtInRootfs;
+    }
+    const row = deps.repo.get(sourceKey);
+    if (row?.status === "ready" && row.dirKey && existsSync(dirOf(row.dirKey))) return dirOf(row.dirKey);
+    let job = inFlight.get(sourceKey);
+    if (!job) {
+      job = produce(choice, sourceKey).finally(() => inFlight.delete(sourceKey));
+      inFlight.set(sourceKey, job);
+    }
+    return job;
+  }
+
+  /** What a VM of this choice boots: a rootfs directory (local) or an image reference (msb). */
+  async function bootImage(choice: ImageChoice): Promise<string> {
+    if (deps.runtime === "msb") return choice.kind === "oci" ? choice.reference : deps.msbDefaultImage;
+    const path = await ensure(choice);
+    const row = deps.repo.get(sourceKeyOf(choice));
+    if (row) deps.repo.put({ ...row, lastUsedAt: now() });
+    return path;
+  }
+
+  /** Starts a build or pull now, so a later command does not wait for it; failures are reported as events. */
+  function prefetch(choice: ImageChoice): void {
+    if (deps.runtime !== "local") return;
+    ensure(choice).catch(() => undefined); // recorded as a failed row and event; the next use retries
+  }
+
+  function usersOf(row: ImageRow, choosers: Map<string, string[]>, vmImages: Set<string>): string[] {
+    const users = [...(choosers.get(row.sourceKey) ?? [])];
+    if (row.dirKey && vmImages.has(dirOf(row.dirKey))) users.push("a VM");
+    if (inFlight.has(row.sourceKey)) users.push("a build or pull in progress");
+    return users;
+  }
+
+  function list(): ImageView[] {
+    const choosers = deps.choosers();
+    const vmImages = deps.vmImages();
+    const builtIn: ImageView = {
+      image: "default",
+      choice: { kind: "recipe", packages: [] },
+      description: "the built-in image (scripts/build-rootfs.sh)",
+      status: rootfsReady(deps.builtInRootfs) ? "ready" : "failed",
+      detail: rootfsReady(deps.builtInRootfs) ? null : "not built: run scripts/build-rootfs.sh",
+      digest: null,
+      path: deps.builtInRootfs,
+      sizeBytes: null,
+      usedBy: [...(choosers.get("default") ?? []), ...(vmImages.has(deps.builtInRootfs) ? ["a VM"] : [])],
+      createdAt: null,
+      lastUsedAt: null,
+    };
+    const rows = deps.repo.list().map((row) => ({
+      image: row.sourceKey,
+      choice: row.choice,
+      description: describeImage(row.choice),
+      status: row.status,
+      detail: row.detail,
+      digest: row.digest,
+      path: row.dirKey ? dirOf(row.dirKey) : null,
+      sizeBytes: row.sizeBytes,
+      usedBy: usersOf(row, choosers, vmImages),
+      createdAt: row.createdAt,
+      lastUsedAt: row.lastUsedAt,
+    }));
+    return deps.runtime === "local" ? [builtIn, ...rows] : rows;
+  }
+
+  /** Deletes a row, and its directory when no other row shares it (two references of one digest do). */
+  function drop(row: ImageRow): void {
+    deps.repo.remove(row.sourceKey);
+    if (row.dirKey && !deps.repo.list().some((other) => other.dirKey === row.dirKey)) rmSync(dirOf(row.dirKey), { recursive: true, force: true });
+    publish(row.sourceKey, "removed", null);
+  }
+
+  function remove(sourceKey: string): void {
+    if (sourceKey === "default") throw new ImageInUseError("default", ["the manager: the built-in image is never removed"]);
+    const row = deps.repo.get(sourceKey);
+    if (!row) throw new ImageNotFoundError(sourceKey);
+    const users = usersOf(row, deps.choosers(), deps.vmImages());
+    if (users.length > 0) throw new ImageInUseError(sourceKey, users);
+    drop(row);
+  }
+
+  /** Removes every image nobody uses whose last use is at least `olderThanMs` ago. Returns what went (or would go). */
+  function prune(options: { olderThanMs?: number; dryRun?: boolean } = {}): { removed: string[]; freedBytes: number } {
+    const choosers = deps.choosers();
+    const vmImages = deps.vmImages();
+    const cutoff = now() - (options.olderThanMs ?? 0);
+    const unused = deps.repo.list().filter((row) => usersOf(row, choosers, vmImages).length === 0 && (row.lastUsedAt ?? row.updatedAt) <= cutoff);
+    if (!options.dryRun) for (const row of unused) drop(row);
+    return { removed: unused.map((row) => row.sourceKey), freedBytes: unused.reduce((sum, row) => sum + (row.sizeBytes ?? 0), 0) };
+  }
+
+  /**
+   * At startup, before any build: a build or pull the last run was doing is marked failed (the next use
+   * retries), and what a crash left in the cache (partial directories, directories no row names) goes.
+   */
+  function recover(): string[] {
+    const cleaned: string[] = [];
+    for (const row of deps.repo.list()) {
+      if (row.status === "building" || row.status === "pulling") {
+        deps.repo.put({ ...row, status: "failed", detail: "interrupted: the manager stopped during the build or pull; the next use retries", updatedAt: now() });
+      }
+    }
+    if (!existsSync(deps.cacheDir)) return cleaned;
+    const known = new Set(deps.repo.list().map((row) => row.dirKey).filter(Boolean));
+    for (const entry of readdirSync(deps.cacheDir)) {
+      if (known.has(entry)) continue;
+      rmSync(join(deps.cacheDir, entry), { recursive: true, force: true });
+      cleaned.push(entry);
+    }
+    return cleaned;
+  }
+
+  function startGc(keepUnusedMs = DEFAULT_KEEP_UNUSED_MS): void {
+    gcTimer = setInterval(() => {
+      const { removed } = prune({ olderThanMs: keepUnusedMs });
+      if (removed.length > 0) deps.log.info("removed unused images", { images: removed });
+    }, GC_INTERVAL_MS);
+    gcTimer.unref?.();
+  }
+
+  function stop(): void {
+    if (gcTimer) clearInterval(gcTimer);
+  }
+
+  return { normalize, ensure, bootImage, prefetch, list, remove, prune, recover, startGc, stop };
+}
+
+export type ImageService = ReturnType<typeof createImageService>;

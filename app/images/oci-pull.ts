@@ -1,0 +1,76 @@
+// Pulls an OCI image from a registry into a root filesystem directory: skopeo asks the registry for
+// the digest and copies the image into an OCI layout, umoci unpacks its layers. Neither runs anything
+// from the image; the unpacked tree is then treated as hostile input (no device nodes, no set-id bits).
+import { mkdirSync, renameSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileExistsInRoot } from "../../runtime/local/rootfs";
+import { isLoopbackRegistry, type ParsedReference } from "./image-choice";
+import { runWithLines as run, type Line } from "./run-with-lines";
+
+/** How long the registry may take to answer the digest question; the copy itself has no deadline but its own progress. */
+const INSPECT_TIMEOUT_MS = 60_000;
+
+export class ImagePullError extends Error {}
+
+/** skopeo's fatal lines are logrus records: keep only the message, which names the cause. */
+export function skopeoReason(stderr: string): string {
+  const lines = stderr.trim().split("\n").filter(Boolean);
+  const last = lines.at(-1) ?? "no output";
+  const message = /msg="((?:[^"\\]|\\.)*)"/.exec(last)?.[1]?.replace(/\\"/g, '"') ?? last;
+  return message.replace(/^Error parsing image name "[^"]*": /, "");
+}
+
+function tlsFlags(parsed: ParsedReference, flag: string): string[] {
+  return isLoopbackRegistry(parsed.domain) ? [`${flag}=false`] : [];
+}
+
+/** The manifest digest the registry serves for this reference now (for a multi-arch index: this host's platform). */
+export async function resolveDigest(parsed: ParsedReference): Promise<string> {
+  if (parsed.digest) return parsed.digest;
+  const ref = `docker://${parsed.domain}/${parsed.path}:${parsed.tag}`;
+  const result = await run(["skopeo", "inspect", "--no-tags", "--retry-times", "0", ...tlsFlags(parsed, "--tls-verify"), "--format", "{{.Digest}}", ref], undefined, INSPECT_TIMEOUT_MS);
+  if (result.code !== 0) throw new ImagePullError(result.code === null || result.code === 137 ? `the registry ${parsed.domain} did not answer within ${INSPECT_TIMEOUT_MS / 1000} s` : skopeoReason(result.stderr));
+  const digest = result.stdout.trim();
+  if (!/^sha256:[a-f0-9]{64}$/.test(digest)) throw new ImagePullError(`the registry answered an unexpected digest ${JSON.stringify(digest.slice(0, 100))}`);
+  return digest;
+}
+
+/** Everything the guest cannot do without: the command shell and PID 1's `sleep`. */
+const REQUIRED_IN_IMAGE = ["/bin/sh", "/bin/sleep"];
+
+/** Removes what an image must not bring to the host: device nodes, and set-user/group-id bits. */
+async function sanitize(rootfs: string): Promise<void> {
+  // find -P (the default) never follows a symlink, and -xdev stays on this file system.
+  const devices = await run(["find", rootfs, "-xdev", "(", "-type", "b", "-o", "-type", "c", ")", "-delete"], undefined);
+  const setid = await run(["find", rootfs, "-xdev", "-type", "f", "-perm", "/6000", "-exec", "chmod", "ug-s", "{}", "+"], undefined);
+  if (devices.code !== 0 || setid.code !== 0) throw new ImagePullError(`could not sanitize the unpacked image: ${(devices.stderr || setid.stderr).trim()}`);
+}
+
+/**
+ * Copies `domain/path@digest` into a temporary OCI layout beside `rootfs`, unpacks it, checks it, and
+ * publishes it at `rootfs` with one rename. A failure leaves nothing behind.
+ */
+export async function pullRootfs(parsed: ParsedReference, digest: string, rootfs: string, onLine: Line): Promise<void> {
+  const work = `${rootfs}.partial`;
+  const layout = `${work}/layout`;
+  const unpacked = `${work}/rootfs`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true, mode: 0o700 });
+  try {
+    onLine(`copying ${parsed.domain}/${parsed.path}@${digest}`);
+    const copy = await run(["skopeo", "copy", "--retry-times", "0", ...tlsFlags(parsed, "--src-tls-verify"), `docker://${parsed.domain}/${parsed.path}@${digest}`, `oci:${layout}:image`], onLine);
+    if (copy.code !== 0) throw new ImagePullError(skopeoReason(copy.stderr));
+    onLine("unpacking the layers (umoci)");
+    const unpack = await run(["umoci", "raw", "unpack", "--image", `${layout}:image`, unpacked], onLine);
+    if (unpack.code !== 0) throw new ImagePullError(`umoci could not unpack the image: ${unpack.stderr.trim().split("\n").at(-1)}`);
+    await sanitize(unpacked);
+    const missing = REQUIRED_IN_IMAGE.filter((path) => !fileExistsInRoot(unpacked, path));
+    if (missing.length > 0) {
+      throw new ImagePullError(`the image has no ${missing.join(" or ")}: every command runs as \`sh -c\` and the VM's first process is \`sleep\`; use an image with a shell (e.g. debian, ubuntu, alpine, busybox)`);
+    }
+    mkdirSync(dirname(rootfs), { recursive: true, mode: 0o700 });
+    renameSync(unpacked, rootfs);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,36 @@
+// Runs a build or pull tool, handing each line it prints to `onLine` as it comes (the progress people
+// see in events and `bun run images`), and keeping the whole output for the error message.
+
+export type Line = (line: string) => void;
+
+/** Enough of the end of the output for an error message; a chatty apt run is not kept whole. */
+const MAX_KEPT_OUTPUT = 64 * 1024;
+
+export type RunResult = { code: number; stdout: string; stderr: string };
+
+export async function runWithLines(argv: string[], onLine: Line | undefined, timeoutMs?: number, env?: Record<string, string | undefined>): Promise<RunResult> {
+  const proc = Bun.spawn(argv, {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    ...(env ? { env } : {}),
+    ...(timeoutMs ? { timeout: timeoutMs, killSignal: "SIGKILL" as const } : {}),
+  });
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    let text = "";
+    let pending = "";
+    for await (const bytes of stream) {
+      const chunk = decoder.decode(bytes, { stream: true });
+      text = (text + chunk).slice(-MAX_KEPT_OUTPUT);
+      pending += chunk;
+      const lines = pending.split(/\r?\n/);
+      pending = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) onLine?.(line.trim());
+    }
+    if (pending.trim()) onLine?.(pending.trim());
+    return text;
+  };
+  const [stdout, stderr, code] = await Promise.all([collect(proc.stdout), collect(proc.stderr), proc.exited]);
+  return { code, stdout, stderr };
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs the Debian packages only the tests use (the README's test command runs this after setup.sh);
+# a quick no-op when they are present.
+#   docker-registry  a real OCI registry (CNCF distribution) the image tests run on loopback
+#   busybox-static   the one static binary the test images are built from (with umoci)
+#   dpkg-dev         dpkg-scanpackages, to index the apt repository the recipe-image tests serve on loopback
+set -euo pipefail
+source "$(dirname "$0")/lib/apt-install.sh"
+ensure_debian_packages "test deps" docker-registry busybox-static dpkg-dev
