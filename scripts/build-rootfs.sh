@@ -6,6 +6,7 @@
 #        build-rootfs.sh --print-packages   print the guest's package list (the Dockerfile installs the same)
 # Env:   SANDBOX_ROOTFS_DIR   where the rootfs lives (default /var/cache/session-sandbox/rootfs-<recipe hash>)
 #        SANDBOX_DEBIAN_MIRROR  Debian mirror (default http://deb.debian.org/debian)
+#        SANDBOX_ROOTFS_VARIANT default (with the toolchains) or minimal (shell tools only)
 set -euo pipefail
 
 suite=bookworm
@@ -13,8 +14,9 @@ mirror="${SANDBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # What agents expect from a shell box, and the toolchains of common projects (README "The guest image"
 # says why each is there and what it weighs). Changing this list (or recipe_version) changes the hash, so
 # a new rootfs is built next to the old one instead of mutating a tree running VMs may still use.
-packages=(bash coreutils findutils grep sed gawk tar gzip xz-utils less procps curl ca-certificates git
-  make socat iproute2 kmod
+base_packages=(bash coreutils findutils grep sed gawk tar gzip xz-utils less procps curl ca-certificates git
+  make socat iproute2 kmod)
+toolchain_packages=(
   # C and C++ (gcc, g++, make, libc headers), pkg-config for native dependencies
   build-essential pkg-config
   # JavaScript and TypeScript projects
@@ -23,6 +25,13 @@ packages=(bash coreutils findutils grep sed gawk tar gzip xz-utils less procps c
   python3 python3-pip python3-venv
   # what agents reach for to read and move code
   ripgrep jq openssh-client zip unzip file patch diffutils)
+# SANDBOX_ROOTFS_VARIANT=minimal: the shell tools only, without the toolchains (bench/images.ts compares
+# the two); it lives under its own hash, next to the default.
+case "${SANDBOX_ROOTFS_VARIANT:-default}" in
+  default) packages=("${base_packages[@]}" "${toolchain_packages[@]}") ;;
+  minimal) packages=("${base_packages[@]}") ;;
+  *) echo "rootfs: SANDBOX_ROOTFS_VARIANT must be default or minimal" >&2; exit 2 ;;
+esac
 recipe_version=3
 recipe="$suite ${packages[*]} v$recipe_version"
 hash="$(printf '%s' "$recipe" | sha256sum | cut -c1-12)"

@@ -263,8 +263,13 @@ export function createImageService(deps: ImageServiceDeps) {
     const known = new Set(deps.repo.list().map((row) => row.dirKey).filter(Boolean));
     for (const entry of readdirSync(deps.cacheDir)) {
       if (known.has(entry)) continue;
-      rmSync(join(deps.cacheDir, entry), { recursive: true, force: true });
-      cleaned.push(entry);
+      try {
+        rmSync(join(deps.cacheDir, entry), { recursive: true, force: true });
+        cleaned.push(entry);
+      } catch (error) {
+        // A leftover that cannot go now must not stop the manager; the next start tries again.
+        deps.log.warn("could not remove an image cache leftover", { entry, error: String(error) });
+      }
     }
     return cleaned;
   }

@@ -1,11 +1,12 @@
 // Pulls an OCI image from a registry into a root filesystem directory: skopeo asks the registry for
 // the digest and copies the image into an OCI layout, umoci unpacks its layers. Neither runs anything
 // from the image; the unpacked tree is then treated as hostile input (no device nodes, no set-id bits).
+import { createHash } from "node:crypto";
 import { mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileExistsInRoot } from "../../runtime/local/rootfs";
 import { isLoopbackRegistry, type ParsedReference } from "./image-choice";
-import { runWithLines as run, type Line } from "./run-with-lines";
+import { diesWithManager, runWithLines as run, type Line } from "./run-with-lines";
 
 /** How long the registry may take to answer the digest question; the copy itself has no deadline but its own progress. */
 const INSPECT_TIMEOUT_MS = 60_000;
@@ -24,15 +25,26 @@ function tlsFlags(parsed: ParsedReference, flag: string): string[] {
   return isLoopbackRegistry(parsed.domain) ? [`${flag}=false`] : [];
 }
 
-/** The manifest digest the registry serves for this reference now (for a multi-arch index: this host's platform). */
+/**
+ * The digest of the manifest the registry serves for this reference now: sha256 of its exact bytes
+ * (`skopeo inspect --raw` fetches the manifest only, no blob). For a multi-arch index that is the index's
+ * digest; `skopeo copy` of `name@digest` then picks this host's platform, so the cache stays correct.
+ */
 export async function resolveDigest(parsed: ParsedReference): Promise<string> {
   if (parsed.digest) return parsed.digest;
   const ref = `docker://${parsed.domain}/${parsed.path}:${parsed.tag}`;
-  const result = await run(["skopeo", "inspect", "--no-tags", "--retry-times", "0", ...tlsFlags(parsed, "--tls-verify"), "--format", "{{.Digest}}", ref], undefined, INSPECT_TIMEOUT_MS);
-  if (result.code !== 0) throw new ImagePullError(result.code === null || result.code === 137 ? `the registry ${parsed.domain} did not answer within ${INSPECT_TIMEOUT_MS / 1000} s` : skopeoReason(result.stderr));
-  const digest = result.stdout.trim();
-  if (!/^sha256:[a-f0-9]{64}$/.test(digest)) throw new ImagePullError(`the registry answered an unexpected digest ${JSON.stringify(digest.slice(0, 100))}`);
-  return digest;
+  const proc = Bun.spawn(diesWithManager(["skopeo", "inspect", "--raw", "--no-tags", "--retry-times", "0", ...tlsFlags(parsed, "--tls-verify"), ref]), {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: INSPECT_TIMEOUT_MS,
+    killSignal: "SIGKILL",
+  });
+  const [manifest, stderr, code] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
+  if (proc.signalCode === "SIGKILL") throw new ImagePullError(`the registry ${parsed.domain} did not answer within ${INSPECT_TIMEOUT_MS / 1000} s`);
+  if (code !== 0) throw new ImagePullError(skopeoReason(stderr));
+  if (manifest.length === 0 || manifest[0] !== 0x7b) throw new ImagePullError(`the registry ${parsed.domain} answered something that is not a manifest`);
+  return `sha256:${createHash("sha256").update(manifest).digest("hex")}`;
 }
 
 /** Everything the guest cannot do without: the command shell and PID 1's `sleep`. */

@@ -8,8 +8,18 @@ const MAX_KEPT_OUTPUT = 64 * 1024;
 
 export type RunResult = { code: number; stdout: string; stderr: string };
 
+/**
+ * Every tool runs in its own PID and mount namespace whose first process dies with the manager: a build
+ * or pull cut by a crash (kill -9) leaves no process behind and no mount (a chroot's /proc), so the next
+ * start only has to remove the partial directory. setpriv's parent-death signal reaches unshare; unshare's
+ * --kill-child reaches the namespace's init, whose death ends everything inside it.
+ */
+export function diesWithManager(argv: string[]): string[] {
+  return ["setpriv", "--pdeathsig", "KILL", "--", "unshare", "--fork", "--pid", "--mount", "--kill-child", "--", ...argv];
+}
+
 export async function runWithLines(argv: string[], onLine: Line | undefined, timeoutMs?: number, env?: Record<string, string | undefined>): Promise<RunResult> {
-  const proc = Bun.spawn(argv, {
+  const proc = Bun.spawn(diesWithManager(argv), {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
