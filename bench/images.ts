@@ -6,7 +6,7 @@
 //  3. pulling the default image as an OCI image from a registry on loopback (skopeo + umoci, the manager's
 //     own pull code), against the same `cp -a`; and the second use of that reference (cached by digest).
 // BENCH_SKIP_BUILD=1 skips 2 (it needs the Debian mirror). Cleans up every VM, cgroup and temp dir it makes.
-import { mkdtempSync, rmdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseReference } from "../app/images/image-choice";
@@ -40,6 +40,8 @@ const minimalImage = Bun.spawnSync(["bash", BUILD_ROOTFS_SCRIPT, "--print-path"]
 const sizeMib = (dir: string) => Math.round(Number.parseInt(Bun.spawnSync(["du", "-sxm", dir]).stdout.toString(), 10));
 
 const work = mkdtempSync(join(tmpdir(), "ss-bench-images-"));
+// The VMs run as unprivileged uids that must traverse down to their state dir (and the pulled image).
+chmodSync(work, 0o711);
 const driver = createLocalDriver({ stateDir: join(work, "state"), rootfsDir: defaultImage, cgroupParent: CGROUP_PARENT });
 const quiet: ExecSink = { stdout() {}, stderr() {} };
 let n = 0;
