@@ -155,6 +155,8 @@ describe("OCI images from a loopback registry", () => {
     expect(((await inUse.json()) as { message: string }).message).toContain("session ses_img_a");
     for (const id of ["ses_img_a", "ses_img_b", "ses_img_c", "ses_img_down", "ses_img_hostile"]) await f.client.sandbox.set(id, { image: null });
     await f.supervisor.sweep(0);
+    // The background GC's rule: unused for at least the grace period. Everything here was used seconds ago.
+    expect((await f.client.images.prune({ olderThanMs: 60 * 60 * 1000 })).removed).toEqual([]);
     const dry = await f.client.images.prune({ dryRun: true });
     expect(dry.removed.length).toBeGreaterThan(0);
     expect(existsSync(join(imageCacheDir()))).toBe(true);
