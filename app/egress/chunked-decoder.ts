@@ -55,7 +55,7 @@ export class ChunkedDecoder {
     const state = this.state;
     if (state.kind === "size") {
       const match = /^([0-9a-fA-F]{1,12})[ \t]*(;.*)?$/.exec(text);
-      if (!match) throw new ChunkedDecodeError(`bad chunk size line ${JSON.stringify(text.slice(0, 40))}`);
+      if (!match) throw new ChunkedDecodeError(`bad chunk size line (${text.length} bytes that are not a hex size)`); // never quoted: the bytes may hold part of a secret, which redaction cannot recognise
       const size = parseInt(match[1] as string, 16);
       this.state = size === 0 ? { kind: "trailers", bytes: 0 } : { kind: "data", remaining: size };
     } else if (state.kind === "data-end") {

@@ -10,6 +10,8 @@ export type ForwardOptions = {
   onUpstreamError: (reason: string) => void;
   /** Called once the answer is decided, before the guest's connection is ended. */
   onSettled?: () => void;
+  /** Applied to every error text before the guest or a log line sees it (it may quote upstream bytes). */
+  redact?: (text: string) => string;
 };
 
 /** Resolves when both sockets are closed. `body` holds bytes the client sent right after its head. */
@@ -50,7 +52,7 @@ export function forwardHttp(client: Socket, upstream: Socket, head: Buffer, body
     }
   };
   const fail = (error: unknown) => {
-    const reason = error instanceof UpstreamResponseError ? error.message : String(error);
+    const reason = (options.redact ?? ((text: string) => text))(error instanceof UpstreamResponseError ? error.message : String(error));
     options.onUpstreamError(reason);
     upstream.destroy();
     if (rewriter.responded) teardown();

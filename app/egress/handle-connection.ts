@@ -1,17 +1,14 @@
 // One guest connection: parse, check name, resolve once, check addresses, connect, then tunnel or forward.
 import type { Socket } from "node:net";
 import type { Logger } from "../log";
-import { forwardHttp } from "./forward-http";
-import { endGracefully } from "./graceful-close";
+import { answer, currentSecrets, forwardPrepared, prepareHttp, refuse, type PreparedHttp } from "./forward-request";
 import { parseRequestHead, type RequestHead } from "./http-head";
+import { interceptTunnel, needsInterception, type Interception } from "./intercept";
 import { parseIp } from "./ip-address";
 import { checkAddress, checkName, compilePolicyLenient, formatTarget, type CompiledPolicy, type Decision, type Denial, type EgressTarget, type Policy } from "./policy";
 import { deniedResponse, plainResponse } from "./proxy-responses";
 import { HeadReadError, readHead } from "./read-head";
-import { buildUpstreamRequest } from "./request-rewrite";
-import { ResponseRewriter } from "./response-rewriter";
-import { SecretRedactor } from "./secret-redactor";
-import { compileSecrets, redactionPatterns, secretsForTarget, type SecretRule } from "./secrets";
+import type { SecretRule } from "./secrets";
 import { parseAbsoluteUrl, parseAuthority } from "./target";
 import { runTunnel } from "./tunnel";
 import { UpstreamError, connectFirst, resolveTarget, type Resolver } from "./upstream";
@@ -41,13 +38,16 @@ export type ConnectionContext = {
   limits: EgressLimits;
   /** Registers an upstream socket so closing the proxy can destroy it. */
   track: (socket: Socket) => void;
+  /** Told which secrets went out in a request, and to which host (names only; counted per session). */
+  onSubstituted: (names: string[], host: string) => void;
+  /**
+   * TLS interception for CONNECTs to hosts that receive secrets. Without it such a CONNECT is refused:
+   * an opaque tunnel would let the guest read a stored value back unredacted.
+   */
+  interception?: Interception;
 };
 
 type Request = { head: RequestHead; target: EgressTarget; originForm: string | null; rest: Buffer };
-
-function answer(client: Socket, response: Buffer, ctx: ConnectionContext): void {
-  endGracefully(client, ctx.limits.lingerMs, response);
-}
 
 async function readRequest(client: Socket, ctx: ConnectionContext): Promise<Request | null> {
   let read: { head: Buffer; rest: Buffer };
@@ -67,11 +67,6 @@ async function readRequest(client: Socket, ctx: ConnectionContext): Promise<Requ
   const url = parseAbsoluteUrl(head.value.target);
   if (!url.ok) return refuse(client, 400, url.reason, ctx);
   return { head: head.value, target: url.value.target, originForm: url.value.originForm, rest: read.rest };
-}
-
-function refuse(client: Socket, status: number, reason: string, ctx: ConnectionContext): null {
-  answer(client, plainResponse(status, `session-sandbox egress proxy: ${reason}`), ctx);
-  return null;
 }
 
 function snapshotPolicy(ctx: ConnectionContext): CompiledPolicy | Denial {
@@ -103,9 +98,16 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
   const request = await readRequest(client, ctx);
   if (request === null) return;
   const target = formatTarget(request.target);
-  const kind = request.originForm === null ? "connect" : "http";
-  const prepared = request.originForm === null ? null : prepareHttp(client, request, ctx);
-  if (prepared === null && request.originForm !== null) return;
+  const http = request.originForm === null ? null : { ...request, originForm: request.originForm };
+  const prepared = http === null ? null : prepareHttp(client, http, ctx);
+  if (http !== null && prepared === null) return;
+  // A CONNECT to a host that receives secrets is opened up, or not at all.
+  const intercept = http === null && needsInterception(currentSecrets(ctx), request.target);
+  if (intercept && !ctx.interception) {
+    ctx.log.info("egress denied", { kind: "connect", target, rule: "secret host without interception" });
+    return void refuse(client, 403, `${target} receives secrets, and this proxy cannot open its TLS (no manager CA), so it is not tunnelled: a tunnel would let the guest read a stored secret back`, ctx);
+  }
+  const kind = http !== null ? "http" : intercept ? "intercept" : "connect";
   const policy = snapshotPolicy(ctx);
   try {
     const { decision, addresses } = "mode" in policy ? await decide(request, policy, ctx) : { decision: policy, addresses: [] };
@@ -120,44 +122,13 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
     // Secret names only: values never reach a log line.
     const secrets = prepared?.usedSecrets.length ? { secrets: prepared.usedSecrets } : {};
     ctx.log.info("egress allowed", { kind, target, address, rule: decision.rule, ...secrets });
-    if (prepared === null) return await runTunnel(client, upstream, request.rest, ctx.limits.idleTimeoutMs);
-    const onUpstreamError = (reason: string) => ctx.log.warn("egress upstream response refused", { target, reason });
-    const onSettled = () => {
-      const hits = prepared.redactor?.hits;
-      if (hits && hits.size > 0) ctx.log.info("egress secret redacted from response", { target, secrets: [...hits] });
-    };
-    const { idleTimeoutMs, lingerMs } = ctx.limits;
-    await forwardHttp(client, upstream, prepared.head, request.rest, prepared.rewriter, { idleTimeoutMs, lingerMs, onUpstreamError, onSettled });
+    if (prepared?.usedSecrets.length) ctx.onSubstituted(prepared.usedSecrets, request.target.host);
+    if (http !== null) return await forwardPrepared(client, upstream, prepared as PreparedHttp, http, ctx);
+    if (intercept) return await interceptTunnel(client, upstream, request.rest, request.target, ctx as ConnectionContext & { interception: Interception });
+    return await runTunnel(client, upstream, request.rest, ctx.limits.idleTimeoutMs);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     ctx.log.info("egress upstream unreachable", { kind, target, status: error.status, reason: error.message });
     answer(client, plainResponse(error.status, `session-sandbox egress proxy: ${error.message}`), ctx);
   }
-}
-
-type PreparedHttp = { head: Buffer; rewriter: ResponseRewriter; redactor: SecretRedactor | null; usedSecrets: string[] };
-
-/** The upstream head with secrets substituted, and the rewriter that redacts them from the answer. */
-function prepareHttp(client: Socket, request: Request, ctx: ConnectionContext): PreparedHttp | null {
-  let rules: readonly SecretRule[] = [];
-  try {
-    rules = ctx.secrets();
-  } catch (error) {
-    // Without rules nothing is substituted: placeholders go out as placeholders, which leaks nothing.
-    ctx.log.error("egress secrets unavailable", { error: (error as Error).message });
-  }
-  const { secrets, problems } = compileSecrets(rules);
-  for (const p of problems) ctx.log.warn("egress secret rule unusable", { secret: p.name, problem: p.problem });
-  const built = buildUpstreamRequest(request.head, request.target, request.originForm as string, secretsForTarget(secrets, request.target));
-  if (!built.ok) return refuse(client, 400, built.reason, ctx);
-  // Every configured value is redacted from every answer, not only the listed hosts' answers.
-  const redactor = secrets.length > 0 ? new SecretRedactor(redactionPatterns(secrets)) : null;
-  const rewriter = new ResponseRewriter({
-    requestMethod: request.head.method,
-    clientVersion: request.head.version,
-    redactor,
-    refuseEncoded: built.value.usedSecrets.length > 0,
-    maxHeadBytes: ctx.limits.maxHeadBytes,
-  });
-  return { head: built.value.head, rewriter, redactor, usedSecrets: built.value.usedSecrets };
 }

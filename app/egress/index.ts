@@ -6,3 +6,4 @@ export { compileSecrets, MIN_SECRET_VALUE_LENGTH, secretRuleProblem, type Secret
 export { DEFAULT_HOW_TO_ALLOW, DEFAULT_LIMITS, startEgressProxy, type EgressProxy, type EgressProxyOptions } from "./proxy";
 export type { EgressLimits } from "./handle-connection";
 export type { Resolver } from "./upstream";
+export type { Interception } from "./intercept";

@@ -5,6 +5,7 @@ import { networkInterfaces } from "node:os";
 import type { Logger } from "../log";
 import { endGracefully } from "./graceful-close";
 import { handleConnection, type EgressLimits } from "./handle-connection";
+import type { Interception } from "./intercept";
 import type { Policy } from "./policy";
 import { plainResponse } from "./proxy-responses";
 import type { SecretRule } from "./secrets";
@@ -18,15 +19,24 @@ export type EgressProxyOptions = {
   resolve?: Resolver;
   /** Read once per plain-HTTP request. Unusable rules are skipped with a warning naming the secret. */
   secrets?: () => readonly SecretRule[];
+  /** Told the names of the secrets put into a request that went out, and its target host (never a value). */
+  onSubstituted?: (names: string[], host: string) => void;
   log: Logger;
   /** The host's own addresses, for the `host` keyword. Default: every local interface address. */
   hostAddresses?: () => readonly string[];
   /** The last line of every 403 body: how a user changes the policy. */
   howToAllow?: string;
   limits?: Partial<EgressLimits>;
+  /** TLS interception for CONNECTs to hosts that receive secrets; without it those CONNECTs are refused. */
+  interception?: Interception;
 };
 
-export type EgressProxy = { readonly socketPath: string; close(): Promise<void> };
+export type EgressProxy = {
+  readonly socketPath: string;
+  /** Destroys every open connection (tunnels included) and keeps listening; returns how many guest connections were cut. */
+  dropConnections(reason: string): number;
+  close(): Promise<void>;
+};
 
 export const DEFAULT_LIMITS: EgressLimits = {
   maxHeadBytes: 64 * 1024,
@@ -63,19 +73,32 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     socket.once("close", () => sockets.delete(socket));
   };
   let clients = 0;
+  const onSubstituted = options.onSubstituted;
   const ctx = {
     policy: options.policy,
     resolve: options.resolve ?? systemResolver,
     secrets: options.secrets ?? (() => []),
+    // A failing listener must not fail the guest's request: the count is a report, not a gate.
+    onSubstituted: (names: string[], host: string) => {
+      try {
+        onSubstituted?.(names, host);
+      } catch (error) {
+        options.log.error("egress substitution listener failed", { error: (error as Error).message });
+      }
+    },
     hostAddresses: options.hostAddresses ?? interfaceAddresses,
     howToAllow: options.howToAllow ?? DEFAULT_HOW_TO_ALLOW,
     log: options.log,
     limits,
     track,
+    interception: options.interception,
   };
   // allowHalfOpen: a guest that half-closes after its request must still get the answer.
+  const guests = new Set<Socket>();
   const server = createServer({ allowHalfOpen: true }, (client) => {
     track(client);
+    guests.add(client);
+    client.once("close", () => guests.delete(client));
     if (clients >= limits.maxConnections) {
       client.on("error", () => client.destroy());
       endGracefully(client, limits.lingerMs, plainResponse(503, `session-sandbox egress proxy: more than ${limits.maxConnections} connections open; retry later`));
@@ -100,6 +123,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   let closing: Promise<void> | null = null;
   return {
     socketPath: options.socketPath,
+    dropConnections(reason) {
+      // Upstream sockets are tracked too: a connection still resolving or connecting has a destroyed
+      // client, which handleConnection checks before it uses (or keeps) its upstream.
+      const cut = guests.size;
+      for (const socket of sockets) socket.destroy();
+      if (cut > 0) options.log.info("egress connections dropped", { socketPath: options.socketPath, connections: cut, reason });
+      return cut;
+    },
     close() {
       closing ??= new Promise<void>((done) => {
         server.close(() => done());

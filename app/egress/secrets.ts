@@ -80,11 +80,38 @@ export function substitute(text: string, secrets: readonly CompiledSecret[], whe
   });
 }
 
-/** What response redaction looks for: each value as is and percent-encoded, both mapped to the placeholder. */
+/**
+ * The stable run of base64 characters that encodes `value` wherever it sits in a base64 stream: one per
+ * alignment (the value starting at byte offset 0, 1 or 2 of a 3-byte group), dropping the characters
+ * that also depend on the neighbouring bytes. Standard and URL-safe alphabets.
+ */
+function base64Forms(value: string): string[] {
+  const forms: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.from("\0".repeat(offset) + value, "latin1").toString("base64").replace(/=+$/, "");
+    // Characters before this position also carry the padding bytes; the last one may carry what follows.
+    const start = Math.ceil((offset * 4) / 3);
+    const stableEnd = Math.floor(((offset + value.length) * 4) / 3);
+    const core = encoded.slice(start, stableEnd);
+    if (core.length >= 8) forms.push(core, core.replace(/\+/g, "-").replace(/\//g, "_"));
+  }
+  return forms;
+}
+
+/** The value as a JSON string body would carry it: `\` and `"` escaped, and `/` optionally escaped too. */
+function jsonForms(value: string): string[] {
+  const escaped = value.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
+  return [escaped, escaped.replace(/\//g, "\\/")];
+}
+
+/**
+ * What response redaction looks for, each mapped to the placeholder: the value as is, percent-encoded,
+ * JSON-escaped and base64-encoded (standard and URL-safe, at any alignment) — the forms in which a server
+ * commonly echoes what it received. Other encodings, or a value sent back in pieces, are not caught.
+ */
 export function redactionPatterns(secrets: readonly CompiledSecret[]): Array<{ name: string; find: string; replacement: string }> {
   return secrets.flatMap((s) => {
-    const encoded = encodeURIComponent(s.value);
-    const forms = encoded === s.value ? [s.value] : [s.value, encoded];
-    return forms.map((find) => ({ name: s.name, find, replacement: s.placeholder }));
+    const forms = new Set([s.value, encodeURIComponent(s.value), ...jsonForms(s.value), ...base64Forms(s.value)]);
+    return [...forms].map((find) => ({ name: s.name, find, replacement: s.placeholder }));
   });
 }

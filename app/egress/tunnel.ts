@@ -1,7 +1,7 @@
 // CONNECT tunnels: an opaque byte pipe both ways, half-closes passed on, ended when idle.
 import type { Socket } from "node:net";
 
-const ESTABLISHED = Buffer.from("HTTP/1.1 200 Connection Established\r\n\r\n");
+export const ESTABLISHED = Buffer.from("HTTP/1.1 200 Connection Established\r\n\r\n");
 
 /**
  * Resolves when both sockets are closed. `early` holds bytes the client sent right after its head. The

@@ -1,7 +1,6 @@
 // curl through the VM's path (TCP 127.0.0.1 forwarder, as socat does, → the proxy's Unix socket).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createConnection, createServer, type Server } from "node:net";
-import { exchange, startHarness, type Harness } from "./proxy-harness";
+import { exchange, startHarness, startTcpForwarder, type Harness } from "./proxy-harness";
 
 const VALUE = "s3cr3t-value-for-curl";
 const PLACEHOLDER = "SANDBOX_SECRET_CURL";
@@ -14,31 +13,21 @@ const target = Bun.serve({
   fetch: (request) => (receivedAuth.push(request.headers.get("authorization")), new Response(`${new URL(request.url).pathname} auth=${request.headers.get("authorization")} ${"z".repeat(200_000)}`)),
 });
 let harness: Harness;
-let forwarder: Server;
+let forwarder: Awaited<ReturnType<typeof startTcpForwarder>>;
 let forwarderPort = 0;
 
 beforeAll(async () => {
   harness = await startHarness({
-    policy: { mode: "allowlist", allow: ["api.test", "loopback"] },
-    names: { "api.test": ["127.0.0.1"], "other.test": ["127.0.0.1"] },
+    policy: { mode: "allowlist", allow: ["api.test", "tunnel.test", "loopback"] },
+    names: { "api.test": ["127.0.0.1"], "other.test": ["127.0.0.1"], "tunnel.test": ["127.0.0.1"] },
     secrets: [{ name: "CURL_TOKEN", placeholder: PLACEHOLDER, value: VALUE, hosts: ["api.test"] }],
   });
-  // The socat stand-in: every TCP connection becomes a connection to the Unix socket.
-  forwarder = createServer({ allowHalfOpen: true }, (tcp) => {
-    const unix = createConnection({ path: harness.socketPath, allowHalfOpen: true });
-    tcp.pipe(unix);
-    unix.pipe(tcp);
-    tcp.on("error", () => unix.destroy());
-    unix.on("error", () => tcp.destroy());
-  });
-  const { promise, resolve } = Promise.withResolvers<void>();
-  forwarder.listen(0, "127.0.0.1", () => resolve());
-  await promise;
-  forwarderPort = (forwarder.address() as { port: number }).port;
+  forwarder = await startTcpForwarder(harness.socketPath);
+  forwarderPort = forwarder.port;
 });
 
 afterAll(async () => {
-  await new Promise<void>((done) => forwarder.close(() => done()));
+  await forwarder.close();
   await harness.close();
   target.stop(true);
 });
@@ -60,10 +49,16 @@ describe.skipIf(curl === null)("egress proxy with curl (through a TCP→Unix for
     expect(receivedAuth.at(-1)).toBe(`Bearer ${VALUE}`);
   });
 
-  test("CONNECT (curl -p) to a listed name → 200 through the tunnel", async () => {
-    const result = await runCurl(["-p", `http://api.test:${target.port}/tunnel`]);
+  test("CONNECT (curl -p) to a listed name that receives no secret → 200 through the opaque tunnel", async () => {
+    const result = await runCurl(["-p", `http://tunnel.test:${target.port}/tunnel`]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toStartWith("/tunnel auth=null ");
+  });
+
+  test("CONNECT to a host that receives a secret, with no interception configured → refused (403), never tunnelled", async () => {
+    const result = await runCurl(["-p", `http://api.test:${target.port}/tunnel`]);
+    expect(result.exitCode).toBe(56);
+    expect(result.stderr).toContain("403");
   });
 
   test("an unlisted name → curl sees the 403 (plain) and a failed tunnel (CONNECT)", async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChunkedDecoder } from "../../app/egress/chunked-decoder";
 import type { EgressLimits } from "../../app/egress/handle-connection";
+import type { Interception } from "../../app/egress/intercept";
 import type { Policy } from "../../app/egress/policy";
 import { startEgressProxy, type EgressProxy } from "../../app/egress/proxy";
 import type { SecretRule } from "../../app/egress/secrets";
@@ -26,6 +27,7 @@ export type HarnessOptions = {
   names?: Record<string, string[]>;
   secrets?: SecretRule[] | (() => SecretRule[]);
   limits?: Partial<EgressLimits>;
+  interception?: Interception;
 };
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
@@ -47,6 +49,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     hostAddresses: () => ["127.0.0.1", "::1"],
     log: createLogger("debug", (line) => logLines.push(line)),
     limits: options.limits,
+    interception: options.interception,
   });
   return {
     socketPath,
@@ -162,4 +165,17 @@ export async function startRawTarget(onConnection: (socket: Socket, request: str
         for (const socket of open) socket.destroy();
       }),
   };
+}
+
+/** The socat stand-in of a VM: every TCP connection to 127.0.0.1:<port> becomes one to the proxy's socket. */
+export async function startTcpForwarder(socketPath: string): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer({ allowHalfOpen: true }, (tcp) => {
+    const unix = createConnection({ path: socketPath, allowHalfOpen: true });
+    tcp.pipe(unix);
+    unix.pipe(tcp);
+    tcp.on("error", () => unix.destroy());
+    unix.on("error", () => tcp.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((done) => server.close(() => done())) };
 }

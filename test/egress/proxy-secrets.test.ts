@@ -79,11 +79,14 @@ describe("egress proxy: secrets", () => {
     expect(echo.seen.at(-1)?.headers.authorization).toBe(`Bearer ${PLACEHOLDER}`);
   });
 
-  test("CONNECT tunnel → opaque: nothing substituted even for the listed host", async () => {
+  test("CONNECT to a listed host, on any port, with no interception configured → 403 naming why; nothing reaches the host", async () => {
     const h = await start();
+    const before = echo.seen.length;
     const inner = `GET /tunnel HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer ${PLACEHOLDER}\r\nConnection: close\r\n\r\n`;
-    await exchange(h.socketPath, `CONNECT api.test:${echo.port} HTTP/1.1\r\n\r\n${inner}`);
-    expect(echo.seen.at(-1)?.headers.authorization).toBe(`Bearer ${PLACEHOLDER}`);
+    const answer = (await exchange(h.socketPath, `CONNECT api.test:${echo.port} HTTP/1.1\r\n\r\n${inner}`)).toString("latin1");
+    expect(answer).toStartWith("HTTP/1.1 403 Forbidden");
+    expect(answer).toContain("receives secrets");
+    expect(echo.seen.length).toBe(before);
   });
 
   test("a target that echoes the value in pieces (split across writes) → the guest sees the placeholder", async () => {
@@ -118,6 +121,23 @@ describe("egress proxy: secrets", () => {
       expect(response.status).toBe(502);
       expect(response.body).toContain(PLACEHOLDER);
       expect(raw.toString("latin1")).not.toContain(VALUE);
+    } finally {
+      await target.stop();
+    }
+  });
+
+  test("hole: a malformed chunk that echoes the value → the 502 body and the logs hold no part of it", async () => {
+    const target = await startRawTarget((socket, received) => {
+      const token = /Authorization: Bearer (\S+)/.exec(received)?.[1] ?? "";
+      socket.end(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${token}\r\n`);
+    });
+    try {
+      const h = await start();
+      const raw = (await exchange(h.socketPath, `GET http://api.test:${target.port}/ HTTP/1.1\r\nAuthorization: Bearer ${PLACEHOLDER}\r\n\r\n`)).toString("latin1");
+      expect(raw).toStartWith("HTTP/1.1 502 Bad Gateway");
+      expect(raw).toContain("bad chunk size line");
+      // Not even a prefix: a quoted fragment of a value is not recognised by redaction.
+      for (const text of [raw, ...h.logLines]) expect(text).not.toContain(VALUE.slice(0, 10));
     } finally {
       await target.stop();
     }

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseRequestHead } from "../../app/egress/http-head";
 import { buildUpstreamRequest } from "../../app/egress/request-rewrite";
+import { SecretRedactor } from "../../app/egress/secret-redactor";
 import { compileSecrets, redactionPatterns, secretRuleProblem, secretsForTarget, type SecretRule } from "../../app/egress/secrets";
 
 const VALUE = "ghp_realTokenValue+/=42";
@@ -44,9 +45,20 @@ describe("secret rules", () => {
     expect(names("140.82.112.6")).toEqual([]);
   });
 
-  test("redaction patterns → the value and its percent-encoded form", () => {
+  test("redaction patterns → the value, percent-encoded, JSON-escaped, and base64 at every alignment (both alphabets)", () => {
     const { secrets } = compileSecrets([rule]);
-    expect(redactionPatterns(secrets).map((p) => p.find)).toEqual([VALUE, encodeURIComponent(VALUE)]);
+    const finds = redactionPatterns(secrets).map((p) => p.find);
+    expect(finds).toEqual(expect.arrayContaining([VALUE, encodeURIComponent(VALUE)]));
+    expect(redactionPatterns(secrets).every((p) => p.replacement === rule.placeholder)).toBe(true);
+    const redactor = new SecretRedactor(redactionPatterns(secrets));
+    for (const prefix of ["", "a", "ab", "user:"]) {
+      const b64 = Buffer.from(`${prefix}${VALUE}!`).toString("base64");
+      for (const encoded of [b64, b64.replace(/\+/g, "-").replace(/\//g, "_")]) {
+        const out = redactor.redactAll(Buffer.from(encoded)).toString("latin1");
+        expect(Buffer.from(out.replace(/-/g, "+").replace(/_/g, "/"), "base64").toString("latin1")).not.toContain(VALUE);
+      }
+    }
+    expect(redactor.redactAll(Buffer.from(JSON.stringify({ echoed: VALUE }))).toString()).not.toContain(JSON.stringify(VALUE).slice(1, -1));
   });
 });
 
