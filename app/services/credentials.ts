@@ -3,15 +3,20 @@
 //   plain-HTTP requests to that secret's hosts only;
 // - git identity (author and committer): always;
 // - git credentials, when forwarding is on: `http.<url>.extraheader` through GIT_CONFIG_COUNT/KEY/VALUE,
-//   one per host (a repository-bound one beats the default), at most 16 hosts. For http:// hosts the
-//   header holds a placeholder the proxy swaps for the credential; an https:// tunnel is opaque to the
-//   proxy, so for those (and for GH_TOKEN/GITHUB_TOKEN) the guest holds the real value (README).
+//   one per host (a repository-bound one beats the default), at most 16 hosts. The header holds a
+//   placeholder the proxy swaps for the credential, for http:// and https:// alike (the proxy opens the
+//   TLS of hosts that receive secrets, app/egress/intercept.ts); GH_TOKEN/GITHUB_TOKEN are placeholders
+//   for GitHub's hosts too. The guest never holds a credential.
 import { randomBytes } from "node:crypto";
 import type { SecretRule } from "../egress/index";
 import type { Logger } from "../log";
 import type { GitCredentialConfig, SecretConfig } from "../secrets-config";
 
 export const MAX_GIT_HOSTS = 16;
+/** Forwarded (as placeholders) with the git credentials: what gh and GitHub's API clients read. */
+const GITHUB_TOKEN_VARIABLES = ["GH_TOKEN", "GITHUB_TOKEN"] as const;
+/** Where a GitHub token is sent: the API (gh, octokit), uploads, and git over HTTPS. */
+const GITHUB_HOSTS = ["github.com", "api.github.com", "uploads.github.com"];
 const IDENTITY_TTL_MS = 5_000;
 
 export type Forwarding = { env: Record<string, string>; proxyRules: SecretRule[]; warnings: string[] };
@@ -33,6 +38,7 @@ export function createCredentials(options: {
   // Placeholders live as long as the manager: stable across commands, meaningless outside it.
   const secretPlaceholders = new Map(options.secrets.map((s) => [s.name, placeholder(s.name)]));
   const gitPlaceholders = new Map(options.gitCredentials.map((c, i) => [i, placeholder(`git-${new URL(c.url).hostname}`)]));
+  const githubPlaceholders = new Map(GITHUB_TOKEN_VARIABLES.map((key) => [key, placeholder(key)]));
   let identity: { value: Identity; at: number } | undefined;
 
   function gitIdentity(): Identity {
@@ -58,11 +64,13 @@ export function createCredentials(options: {
     return [...byHost.values()];
   }
 
-  function resolve(repositoryTop: string, forwardGitCredentials: boolean): Forwarding {
+  /** `secretNames`: the secrets this session may have (app/services/secret-grants.ts); all when absent. */
+  function resolve(repositoryTop: string, forwardGitCredentials: boolean, secretNames?: readonly string[]): Forwarding {
     const env: Record<string, string> = {};
     const proxyRules: SecretRule[] = [];
     const warnings: string[] = [];
     for (const secret of options.secrets) {
+      if (secretNames && !secretNames.includes(secret.name)) continue;
       const value = options.env[secret.env];
       const stand = secretPlaceholders.get(secret.name)!;
       env[secret.name] = stand;
@@ -80,15 +88,20 @@ export function createCredentials(options: {
     const forwarded = chosen.slice(0, MAX_GIT_HOSTS);
     forwarded.forEach(({ config, index }, i) => {
       const basic = Buffer.from(`${config.username}:${options.env[config.env] ?? ""}`).toString("base64");
-      const viaProxy = config.url.startsWith("http:");
       const stand = gitPlaceholders.get(index)!;
       env[`GIT_CONFIG_KEY_${i}`] = `http.${config.url}.extraheader`;
-      env[`GIT_CONFIG_VALUE_${i}`] = `Authorization: Basic ${viaProxy ? stand : basic}`;
+      env[`GIT_CONFIG_VALUE_${i}`] = `Authorization: Basic ${stand}`;
       const host = new URL(config.url).host;
-      if (viaProxy) proxyRules.push({ name: `git-${host.replace(/[^A-Za-z0-9_.-]/g, "-")}`, placeholder: stand, value: basic, hosts: [host] });
+      proxyRules.push({ name: `git-${host.replace(/[^A-Za-z0-9_.-]/g, "-")}`, placeholder: stand, value: basic, hosts: [host] });
     });
     if (forwarded.length > 0) env.GIT_CONFIG_COUNT = String(forwarded.length);
-    for (const key of ["GH_TOKEN", "GITHUB_TOKEN"]) if (options.env[key]) env[key] = options.env[key]!;
+    for (const key of GITHUB_TOKEN_VARIABLES) {
+      const value = options.env[key];
+      if (!value) continue;
+      const stand = githubPlaceholders.get(key)!;
+      env[key] = stand;
+      proxyRules.push({ name: key, placeholder: stand, value, hosts: GITHUB_HOSTS });
+    }
     for (const warning of warnings) options.log.warn("git credential forwarding", { warning });
     return { env, proxyRules, warnings };
   }

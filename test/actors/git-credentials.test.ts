@@ -88,8 +88,32 @@ describe("git credential limits", () => {
       { url: "https://git.example/", env: "BOUND_TOKEN", username: "x-access-token", repository: "/work/repo" },
     ];
     const credentials = createCredentials({ secrets: [], gitCredentials, env: { DEFAULT_TOKEN: "default-token-value", BOUND_TOKEN: "bound-token-value" }, log: createLogger("silent") });
-    const header = (top: string) => Buffer.from(credentials.resolve(top, true).env.GIT_CONFIG_VALUE_0!.replace("Authorization: Basic ", ""), "base64").toString();
+    // The guest's header holds a placeholder; the proxy's rule for it holds the chosen credential.
+    const header = (top: string) => {
+      const { env, proxyRules } = credentials.resolve(top, true);
+      const placeholder = env.GIT_CONFIG_VALUE_0!.replace("Authorization: Basic ", "");
+      const rule = proxyRules.find((each) => each.placeholder === placeholder)!;
+      expect(rule.hosts).toEqual(["git.example"]);
+      return Buffer.from(rule.value, "base64").toString();
+    };
     expect(header("/work/repo")).toBe("x-access-token:bound-token-value");
     expect(header("/work/other")).toBe("x-access-token:default-token-value");
+  });
+
+  test("https:// credentials, GH_TOKEN and GITHUB_TOKEN → the guest holds placeholders only; the proxy holds the values for their hosts", () => {
+    const gitCredentials = [{ url: "https://github.com/", env: "FORGE_TOKEN", username: "x-access-token", repository: null }];
+    const secretEnv = { FORGE_TOKEN: "ghp_forge-token-value-123", GH_TOKEN: "ghp_gh-token-value-456", GITHUB_TOKEN: "ghp_github-token-value-789" };
+    const credentials = createCredentials({ secrets: [], gitCredentials, env: secretEnv, log: createLogger("silent") });
+    const { env, proxyRules } = credentials.resolve("/work/repo", true);
+    const guestSees = JSON.stringify(env);
+    for (const value of Object.values(secretEnv)) {
+      expect(guestSees).not.toContain(value);
+      expect(guestSees).not.toContain(Buffer.from(`x-access-token:${value}`).toString("base64"));
+    }
+    expect(proxyRules.find((rule) => rule.placeholder === env.GH_TOKEN)).toMatchObject({ name: "GH_TOKEN", value: secretEnv.GH_TOKEN, hosts: ["github.com", "api.github.com", "uploads.github.com"] });
+    expect(proxyRules.find((rule) => rule.placeholder === env.GITHUB_TOKEN)).toMatchObject({ value: secretEnv.GITHUB_TOKEN });
+    expect(proxyRules.find((rule) => env.GIT_CONFIG_VALUE_0 === `Authorization: Basic ${rule.placeholder}`)).toMatchObject({ hosts: ["github.com"] });
+    // Forwarding off: neither the git credential nor the GitHub tokens reach the guest, even as placeholders.
+    expect(credentials.resolve("/work/repo", false).env.GH_TOKEN).toBeUndefined();
   });
 });
