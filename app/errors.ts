@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   "IMAGE_UNAVAILABLE",
   "IMAGE_NOT_FOUND",
   "IMAGE_IN_USE",
+  "CA_ROTATION_FAILED",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -254,5 +255,12 @@ export class ImageNotFoundError extends DomainError {
 export class ImageInUseError extends DomainError {
   constructor(key: string, users: string[]) {
     super(409, "IMAGE_IN_USE", `image ${key} is in use by ${users.join(", ")}; change those to another image first`);
+  }
+}
+
+/** Thrown when a new manager CA could not be generated or written (disk full, permissions); the current CA stays in use. */
+export class CaRotationFailedError extends DomainError {
+  constructor(reason: string) {
+    super(503, "CA_ROTATION_FAILED", `the manager CA was not rotated and the current one stays in use: ${reason}; fix what it names (a full disk, the permissions of <data dir>/ca), then retry`);
   }
 }

@@ -20,6 +20,8 @@ import { opsRoutes } from "./routes/ops";
 import { imageRoutes } from "./routes/images";
 import type { ImageService } from "./images/image-service";
 import type { DoctorReport } from "./services/doctor";
+import { caRoutes } from "./routes/ca";
+import type { ManagerCa } from "./tls/manager-ca";
 
 export const OPENAPI_JSON_PATH = "/api/openapi.json";
 
@@ -36,9 +38,10 @@ export type AppDeps = {
   events: EventBus;
   metrics: Metrics;
   doctor: () => DoctorReport;
+  ca: ManagerCa;
 };
 
-export function createApp({ services, execService, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor }: AppDeps) {
+export function createApp({ services, execService, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -64,6 +67,7 @@ export function createApp({ services, execService, egress, supervisor, images, t
       .use(vmRoutes(supervisor))
       .use(imageRoutes(images))
       .use(opsRoutes(events, metrics, doctor))
+      .use(caRoutes(ca, log))
   );
 }
 

@@ -18,6 +18,7 @@ import { runDoctor } from "./services/doctor";
 import { readHostLimits } from "./services/host-limits";
 import { checkAgainstHost, checkCanListen, listenError, prepareDataDir } from "./startup-checks";
 import { recoverVms } from "./supervisor/recovery";
+import { loadOrCreateManagerCa, ManagerCaError } from "./tls/manager-ca";
 
 async function start() {
   // Every check of the environment comes first: a bad value is one line and exit 78, with nothing touched.
@@ -34,6 +35,7 @@ async function start() {
   const log = createLogger(config.logLevel);
   const db = openDatabase(config.dataDir);
   const token = loadOrCreateToken(config.dataDir, config.apiToken);
+  const ca = await loadOrCreateManagerCa(config.dataDir);
   const rootfsDir = config.rootfsDir ?? defaultRootfsDir();
   const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent });
   log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, runtimeDir: config.runtimeDir });
@@ -50,6 +52,8 @@ async function start() {
     images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, msbDefaultImage: config.msbImage, aptSources: config.aptSources },
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
+    ca,
+    caBundleDir: join(config.runtimeDir, "ca-bundles"),
     protectedDirs: { dataDir: config.dataDir, runtimeDir: config.runtimeDir, rootfsCacheDir: dirname(rootfsDir), imageCacheDir: config.imageCacheDir, egressDir: join(config.runtimeDir, "egress") },
     credentials: createCredentials({ secrets, gitCredentials, env: process.env, log }),
     runtimeStatus: () => runtime.status,
@@ -64,6 +68,8 @@ async function start() {
         tokenFromEnv: config.apiToken !== undefined,
       }),
   });
+  // Bundles of an earlier CA or image go; each VM's is written again before its next command needs it.
+  manager.caBundles.removeAll();
   if (runtime.driver) await recoverVms(runtime.driver, manager, log);
   const leftovers = manager.images.recover();
   if (leftovers.length > 0) log.info("removed image cache leftovers of an earlier run", { entries: leftovers });
@@ -106,7 +112,7 @@ function listen(config: Config, fetch: (request: Request) => Response | Promise<
 try {
   await start();
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DatabaseStartupError || error instanceof InvalidRuntimeSettingError) {
+  if (error instanceof ConfigError || error instanceof DatabaseStartupError || error instanceof InvalidRuntimeSettingError || error instanceof ManagerCaError) {
     // One line whatever the reason holds (a JSON parser's message, a path with a newline).
     process.stderr.write(`session-sandbox: cannot start: ${error.message.replace(/\s*\n\s*/g, " ")}\n`);
     process.exit(78); // EX_CONFIG

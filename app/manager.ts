@@ -17,6 +17,8 @@ import type { DoctorReport } from "./services/doctor";
 import { createEgressProxies, type EgressProxies } from "./services/egress-proxies";
 import type { Credentials } from "./services/credentials";
 import type { ProtectedDirs } from "./services/mount-deny-list";
+import { createCaBundles } from "./tls/ca-bundles";
+import type { ManagerCa } from "./tls/manager-ca";
 import { createImagesRepo } from "./db/images-repo";
 import { createImageService, imageNormalizerFor, type ImageService } from "./images/image-service";
 import { sourceKeyOf } from "./images/image-choice";
@@ -38,6 +40,10 @@ export type ManagerDeps = {
   doctor: () => DoctorReport;
   /** Where the per-VM egress proxy sockets live: traversable by the VMs' uids, like the runtime dir. */
   egressDir: string;
+  /** The manager CA (app/tls/manager-ca.ts): every VM trusts it; the egress proxies mint leaves with it. */
+  ca: ManagerCa;
+  /** Where the VMs' CA bundles are written: readable by the VMs' uids, like egressDir. */
+  caBundleDir: string;
   /** The manager's own directories (data, runtime, image cache, egress sockets), which no session may mount. */
   protectedDirs: ProtectedDirs;
   /** Secrets and git credentials from the manager's environment (none when absent). */
@@ -160,12 +166,15 @@ export function createManager(deps: ManagerDeps) {
     choosers: () => imageChoosers(services),
     vmImages: () => new Set(running.list().flatMap((record) => (record.spec ? [record.spec.image] : []))),
   });
+  // The local runtime boots a rootfs directory, whose own store is read; msb pulls its image itself.
+  const caBundles = createCaBundles({ dir: deps.caBundleDir, ca: deps.ca, storeRootFor: (image) => (driver?.kind === "local" ? image : "/") });
   const execService = createExecService({
     ...services,
     images,
     sharedDirs: deps.sharedDirs,
     runtimeUnavailable: deps.runtimeUnavailable,
     egressSocketFor: egress.socketPathFor,
+    caBundleFor: caBundles.forImage,
     credentials: deps.credentials,
     protectedDirs: deps.protectedDirs,
   });
@@ -182,8 +191,9 @@ export function createManager(deps: ManagerDeps) {
     events,
     metrics,
     doctor: deps.doctor,
+    ca: deps.ca,
   });
-  return { app, services, supervisor, execService, events, metrics, egress, images };
+  return { app, services, supervisor, execService, events, metrics, egress, images, ca: deps.ca, caBundles };
 }
 
 export type Manager = ReturnType<typeof createManager>;

@@ -36,7 +36,18 @@ export type VmSpec = {
    * applies the policy. The manager owns the proxy; the driver only wires the VM to it.
    */
   egressSocket?: string;
+  /**
+   * Host path of the PEM bundle the VM trusts (the manager CA first, then the image's own roots): mounted
+   * read-only at GUEST_CA_BUNDLE, and over GUEST_SYSTEM_CA_BUNDLE where the image has that file. Its name
+   * is a hash of its content, so a rotated CA is a changed spec and the VM is recreated at its next command.
+   */
+  caBundle?: string;
 };
+
+/** Where every VM finds its CA bundle; the exec env points SSL_CERT_FILE and its kin here. */
+export const GUEST_CA_BUNDLE = "/run/session-sandbox/ca-certificates.crt";
+/** The system trust store of Debian, Ubuntu and Alpine images, which OpenSSL, curl and git read by default. */
+export const GUEST_SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 
 /** A home volume's disk quota when the spec names none: room for toolchains and caches; sparse, so unused MiB cost nothing. */
 export const DEFAULT_DISK_MIB = 4096;

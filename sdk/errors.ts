@@ -73,6 +73,8 @@ export class ImageUnavailableError extends SandboxError {}
 export class ImageNotFoundError extends SandboxError {}
 /** Thrown when removing an image that a setting, session or VM still uses. */
 export class ImageInUseError extends SandboxError {}
+/** Thrown when the manager CA could not be rotated (its files could not be written); the current CA stays in use. */
+export class CaRotationFailedError extends SandboxError {}
 /** Thrown when the manager failed internally (a bug: it is logged there). */
 export class InternalError extends SandboxError {}
 /** Thrown when the manager could not be reached at all (down, refused, timed out). */
@@ -113,6 +115,7 @@ const CLASS_BY_CODE = {
   IMAGE_UNAVAILABLE: ImageUnavailableError,
   IMAGE_NOT_FOUND: ImageNotFoundError,
   IMAGE_IN_USE: ImageInUseError,
+  CA_ROTATION_FAILED: CaRotationFailedError,
   INTERNAL: InternalError,
 } satisfies Record<ErrorCode, ErrorClass>;
 

@@ -91,6 +91,12 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       /** Removes every unused image last used at least `olderThanMs` ago; `dryRun` only lists. */
       prune: (options: { olderThanMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.images.prune.post(options), url),
     },
+    ca: {
+      /** The manager CA every VM trusts: certificate (PEM), SHA-256 fingerprint, expiry (epoch ms). */
+      get: () => unwrap(() => api.ca.get(), url),
+      /** A new CA (new key); every VM trusts it from its next command. Answers the new CA and the previous fingerprint. */
+      rotate: () => unwrap(() => api.ca.rotate.post(), url),
+    },
     settings: {
       get: () => unwrap(() => api.settings.sandbox.get(), url),
       patch: (change: Parameters<typeof api.settings.sandbox.patch>[0]) => unwrap(() => api.settings.sandbox.patch(change), url),

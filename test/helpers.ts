@@ -1,5 +1,5 @@
 // Shared test wiring: a fresh app over a real SQLite file in its own temp dir, driven in-process.
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../app/db/open";
@@ -9,6 +9,7 @@ import { runDoctor } from "../app/services/doctor";
 import type { Credentials } from "../app/services/credentials";
 import type { HostLimits } from "../app/services/host-limits";
 import type { EnvDefaults } from "../app/services/settings";
+import { loadOrCreateManagerCa, openManagerCa } from "../app/tls/manager-ca";
 import { createClient } from "../sdk/index";
 
 export const TEST_TOKEN = "test-token-0123456789";
@@ -31,6 +32,20 @@ export type TestAppOptions = {
   aptSources?: string;
 };
 
+/**
+ * One manager CA per test process, copied into each test app's data dir: generating one needs WebCrypto,
+ * which is async, and makeTestApp is not. A copy is that app's own (a rotation changes only its files).
+ * Real time, not a test's clock: guests verify its leaves with their own.
+ */
+const TEMPLATE_CA_DIR = makeTempDir("ss-test-ca-");
+await loadOrCreateManagerCa(TEMPLATE_CA_DIR);
+process.on("exit", () => rmSync(TEMPLATE_CA_DIR, { recursive: true, force: true }));
+
+function testCa(dataDir: string) {
+  if (!existsSync(join(dataDir, "ca"))) cpSync(join(TEMPLATE_CA_DIR, "ca"), join(dataDir, "ca"), { recursive: true });
+  return openManagerCa(dataDir);
+}
+
 export function makeTestApp(options: TestAppOptions = {}) {
   const dataDir = options.dataDir ?? makeTempDir();
   const db = openDatabase(dataDir);
@@ -50,6 +65,8 @@ export function makeTestApp(options: TestAppOptions = {}) {
     images: { builtInRootfs: runtime?.image ?? "/nonexistent-rootfs", cacheDir: join(dataDir, "images"), msbDefaultImage: "debian:bookworm-slim", aptSources: options.aptSources },
     sharedDirs: options.sharedDirs ?? [],
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
+    ca: testCa(dataDir),
+    caBundleDir: join(runtime?.stateDir ?? dataDir, "ca-bundles"),
     protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
     credentials: options.credentials,
     doctor: () =>
@@ -78,7 +95,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const { app, services, supervisor, events, metrics, egress, images } = manager;
+  const { app, services, supervisor, events, metrics, egress, images, ca } = manager;
   const fetcher = ((input: string | URL | Request, init?: RequestInit) => app.handle(new Request(input as string, init))) as typeof fetch;
   const client = createClient({ url: "http://localhost", token: TEST_TOKEN, fetcher });
   /** A raw request, for inputs the typed client cannot express. */
@@ -94,7 +111,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     db.close();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
-  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup, events, metrics, egress, images };
+  return { app, db, services, supervisor, client, request, logLines, dataDir, cleanup, events, metrics, egress, images, ca };
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>;

@@ -216,6 +216,16 @@ export const ImageView = t.Object({
   lastUsedAt: t.Nullable(Type.Integer()),
 });
 
+/** The manager CA that every VM trusts: its certificate only, never the key. */
+export const ManagerCaView = t.Object({
+  certificatePem: t.String({ description: "The CA certificate, PEM" }),
+  fingerprint: t.String({ description: "SHA-256 of the certificate, hex with colons, as `openssl x509 -noout -fingerprint -sha256` prints it" }),
+  notAfter: Type.Integer({ description: "When the CA certificate expires, Unix epoch milliseconds" }),
+});
+export type ManagerCaView = Static<typeof ManagerCaView>;
+
+export const RotatedCa = t.Object({ ...ManagerCaView.properties, previousFingerprint: t.String({ description: "The fingerprint of the CA it replaced" }) });
+
 /** The error entries of a route's `response`: each status answers `{ code, message }`. */
 export function errors<const S extends number>(...statuses: S[]): Record<S, typeof ErrorBody> {
   return Object.fromEntries(statuses.map((status) => [status, ErrorBody])) as Record<S, typeof ErrorBody>;

@@ -13,6 +13,7 @@ import type { SessionSandboxService } from "./session-sandbox";
 import type { SessionsService } from "./sessions";
 import type { SettingsService } from "./settings";
 import type { ImageService } from "../images/image-service";
+import { caBundleEnv } from "../tls/ca-bundles";
 
 export type ExecBody = { command: string; cwd: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
 
@@ -56,9 +57,11 @@ export type ExecServiceDeps = {
   credentials?: Credentials;
   /** The manager's own directories, which no session may mount. */
   protectedDirs: ProtectedDirs;
+  /** The host path of the CA bundle (manager CA + the image's roots) a VM booting `image` trusts. */
+  caBundleFor: (image: string) => string;
 };
 
-export function createExecService({ sessions, sessionSandbox, settings, images, sharedDirs, runtimeUnavailable, egressSocketFor, credentials, protectedDirs }: ExecServiceDeps) {
+export function createExecService({ sessions, sessionSandbox, settings, images, sharedDirs, runtimeUnavailable, egressSocketFor, credentials, protectedDirs, caBundleFor }: ExecServiceDeps) {
   /** Pinned at the root's first command; every later one is checked against the pins, never re-resolved. */
   function pinnedMountsOf(rootId: string, directory: string) {
     const pinned = sessions.pinnedMounts(rootId);
@@ -66,6 +69,14 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
     verifyPinnedMounts(rootId, pinned);
     const updated = guardNewRepository(pinned) ?? restoreMissingGuards(pinned);
     return updated ? sessions.pinMounts(rootId, updated) : pinned;
+  }
+
+  function bundleFor(image: string): string {
+    try {
+      return caBundleFor(image);
+    } catch (error) {
+      throw new RuntimeFailedError(`the VM's CA bundle could not be written, so nothing ran: ${(error as Error).message}`);
+    }
   }
 
   /** Every refusal is checked before the image: a command that would be refused never waits for a pull. */
@@ -87,9 +98,10 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
     }
     const { cpus, memoryMib } = view.resources.effective;
     const egress = view.network.effective.mode !== "none";
+    const image = await images.bootImage(view.image.effective);
     const spec: VmSpec = {
       name: view.vmName,
-      image: await images.bootImage(view.image.effective),
+      image,
       cpus,
       memoryMib,
       mounts,
@@ -100,6 +112,7 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
       labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
       network: view.network.effective,
       ...(egress ? { egressSocket: egressSocketFor(view.vmName) } : {}),
+      caBundle: bundleFor(image),
     };
     return {
       rootSessionId: view.rootSessionID,
@@ -108,7 +121,7 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
       command: {
         argv: ["sh", "-c", body.command],
         cwd,
-        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...GUEST_GIT_ENV, ...(egress ? proxyEnv() : {}), ...forwarding.env, ...body.env },
+        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...GUEST_GIT_ENV, ...caBundleEnv(), ...(egress ? proxyEnv() : {}), ...forwarding.env, ...body.env },
         timeoutMs,
       },
       proxyRules: forwarding.proxyRules,

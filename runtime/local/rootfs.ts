@@ -28,11 +28,12 @@ export async function ensureRootfs(): Promise<string> {
 const MAX_SYMLINK_HOPS = 40;
 
 /**
- * Whether `guestPath` names a regular file inside the image at `root`, following its symlinks as the
- * guest would see them: an absolute target restarts at `root`, `..` never climbs above it. The host's
- * own files are never consulted, so a pulled image's `/bin/sh -> /bin/busybox` is judged by the image.
+ * Where `guestPath` leads inside the image at `root` when it names a regular file: the guest path with
+ * every symlink resolved as the guest would see it (an absolute target restarts at `root`, `..` never
+ * climbs above it); undefined otherwise. The host's own files are never consulted, so a pulled image's
+ * `/bin/sh -> /bin/busybox` is judged by the image.
  */
-export function fileExistsInRoot(root: string, guestPath: string): boolean {
+export function resolveFileInRoot(root: string, guestPath: string): string | undefined {
   let pending = guestPath.split("/").filter(Boolean);
   const resolved: string[] = [];
   for (let hops = 0; pending.length > 0; ) {
@@ -47,18 +48,23 @@ export function fileExistsInRoot(root: string, guestPath: string): boolean {
     try {
       stats = lstatSync(path);
     } catch {
-      return false;
+      return undefined;
     }
     if (stats.isSymbolicLink()) {
-      if (++hops > MAX_SYMLINK_HOPS) return false;
+      if (++hops > MAX_SYMLINK_HOPS) return undefined;
       const target = readlinkSync(path);
       if (target.startsWith("/")) resolved.length = 0;
       pending = [...target.split("/").filter(Boolean), ...pending];
       continue;
     }
-    if (pending.length > 0 && !stats.isDirectory()) return false;
-    if (pending.length === 0) return stats.isFile();
+    if (pending.length > 0 && !stats.isDirectory()) return undefined;
     resolved.push(name);
+    if (pending.length === 0) return stats.isFile() ? `/${resolved.join("/")}` : undefined;
   }
-  return false;
+  return undefined;
+}
+
+/** Whether `guestPath` names a regular file inside the image at `root` (see resolveFileInRoot). */
+export function fileExistsInRoot(root: string, guestPath: string): boolean {
+  return resolveFileInRoot(root, guestPath) !== undefined;
 }

@@ -26,6 +26,9 @@ export function validateSpec(spec: VmSpec, stateDir: string): void {
   if (spec.network.mode !== "none" && (!spec.egressSocket || !spec.egressSocket.startsWith("/"))) {
     fail(`network policy "${spec.network.mode}" needs an egress proxy socket (egressSocket, an absolute host path): the local runtime has no other route out`);
   }
+  if (spec.caBundle !== undefined && (!isAbsolute(spec.caBundle) || !existsSync(spec.caBundle) || !lstatSync(spec.caBundle).isFile())) {
+    fail(`CA bundle ${spec.caBundle} is not an existing regular file (an absolute host path)`);
+  }
   if (!isAbsolute(spec.image) || !fileExistsInRoot(spec.image, "/bin/sh")) {
     fail(`image ${spec.image} is not a root filesystem directory (no /bin/sh); build one with scripts/build-rootfs.sh`);
   }

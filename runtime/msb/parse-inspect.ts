@@ -2,7 +2,7 @@
 // fields are ignored, missing or unrecognised ones become `anomalies`, which attestation treats as
 // mismatches, so a sandbox that cannot be fully read is never reused.
 import type { BindMount, VmInfo, VmSpec, VmStatus } from "../driver";
-import { DISK_MIB_LABEL, TMP_GUEST_PATH, VOLUME_GUEST_PATH } from "./create-args";
+import { CA_GUEST_PATHS, DISK_MIB_LABEL, TMP_GUEST_PATH, VOLUME_GUEST_PATH } from "./create-args";
 import { asArray, asBoolean, asNumber, asRecord, asString } from "./json-guards";
 import { readNetworkPolicy } from "./network-rules";
 
@@ -36,7 +36,7 @@ function readImage(value: unknown, anomalies: string[]): string {
   return found ?? "";
 }
 
-type MountReading = { mounts: BindMount[]; tmpSizeMib: number; volumeName: string };
+type MountReading = { mounts: BindMount[]; tmpSizeMib: number; volumeName: string; caBundle?: string };
 
 function readMountOptions(mount: Record<string, unknown>, label: string, anomalies: string[]): boolean {
   const options = asRecord(mount.options);
@@ -48,6 +48,7 @@ function readMountOptions(mount: Record<string, unknown>, label: string, anomali
 
 function readMounts(value: unknown, anomalies: string[]): MountReading {
   const reading: MountReading = { mounts: [], tmpSizeMib: 0, volumeName: "" };
+  const caMounts = new Map<string, { host: string; readOnly: boolean }>();
   for (const item of asArray(value) ?? []) {
     const mount = asRecord(item);
     const type = asString(mount?.type);
@@ -58,7 +59,9 @@ function readMounts(value: unknown, anomalies: string[]): MountReading {
     }
     const readOnly = readMountOptions(mount, `mount ${guest}`, anomalies);
     const host = asString(mount.host);
-    if (type === "Bind" && host !== undefined) {
+    if (type === "Bind" && host !== undefined && (CA_GUEST_PATHS as readonly string[]).includes(guest)) {
+      caMounts.set(guest, { host, readOnly });
+    } else if (type === "Bind" && host !== undefined) {
       if (host !== guest) anomalies.push(`mount ${host} appears at ${guest}, not at the identical path`);
       reading.mounts.push(readOnly ? { hostPath: host, readOnly: true } : { hostPath: host });
     } else if (type === "Tmpfs" && guest === TMP_GUEST_PATH && !readOnly) {
@@ -69,7 +72,18 @@ function readMounts(value: unknown, anomalies: string[]): MountReading {
       anomalies.push(`mount not recognised: ${JSON.stringify(item)}`);
     }
   }
+  if (caMounts.size > 0) reading.caBundle = readCaBundle(caMounts, anomalies);
   return reading;
+}
+
+/** The CA bundle is one host file mounted read-only at every CA_GUEST_PATHS entry, or it is not what create-args makes. */
+function readCaBundle(mounts: Map<string, { host: string; readOnly: boolean }>, anomalies: string[]): string | undefined {
+  const hosts = new Set(CA_GUEST_PATHS.map((guest) => (mounts.get(guest)?.readOnly ? mounts.get(guest)!.host : undefined)));
+  const [host] = hosts;
+  if (hosts.size === 1 && host !== undefined) return host;
+  const found = [...mounts].map(([guest, m]) => `${m.host} at ${guest} (${m.readOnly ? "ro" : "rw"})`).join(", ");
+  anomalies.push(`CA bundle mounts are not one read-only file at ${CA_GUEST_PATHS.join(" and ")}: found ${found}`);
+  return undefined;
 }
 
 function readLabels(value: unknown, anomalies: string[]): Record<string, string> {
@@ -106,6 +120,7 @@ export function readSpec(config: Record<string, unknown> | undefined, fallbackNa
     labels,
     network: network.policy,
     ...(diskMib === undefined ? {} : { diskMib }),
+    ...(mounts.caBundle === undefined ? {} : { caBundle: mounts.caBundle }),
   };
 }
 

@@ -132,6 +132,15 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     200: { method: "GET", path: "/api/doctor" },
     401: { method: "GET", path: "/api/doctor", token: null },
   },
+  "GET /api/ca": {
+    200: { method: "GET", path: "/api/ca" },
+    401: { method: "GET", path: "/api/ca", token: null },
+  },
+  "POST /api/ca/rotate": {
+    200: { method: "POST", path: "/api/ca/rotate" },
+    401: { method: "POST", path: "/api/ca/rotate", token: null },
+    503: { elsewhere: "test/routes/ca.test.ts" },
+  },
   "GET /api/settings/sandbox": {
     200: { method: "GET", path: "/api/settings/sandbox" },
     401: { method: "GET", path: "/api/settings/sandbox", token: null },

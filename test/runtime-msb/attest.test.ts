@@ -60,6 +60,13 @@ describe("attest", () => {
     });
   });
 
+  test("another CA bundle (a rotated CA) or none → mismatch, so the sandbox is recreated", () => {
+    const expected = sampleSpec({ caBundle: "/ca-bundles/new.crt" });
+    expect(attest(expected, info(sampleSpec({ caBundle: "/ca-bundles/old.crt" })))).toEqual({ ok: false, mismatches: ['caBundle: expected "/ca-bundles/new.crt", found "/ca-bundles/old.crt"'] });
+    expect(attest(expected, info(sampleSpec()))).toEqual({ ok: false, mismatches: ['caBundle: expected "/ca-bundles/new.crt", found undefined'] });
+    expect(attest(expected, info(expected))).toEqual({ ok: true });
+  });
+
   test("output the parser could not read → mismatch, never reused", () => {
     expect(attest(sampleSpec(), info(sampleSpec(), ["mount not recognised: 1"]))).toEqual({ ok: false, mismatches: ["unreadable: mount not recognised: 1"] });
   });

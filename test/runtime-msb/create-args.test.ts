@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { buildCreateArgs, InvalidSpecError, parseInspect } from "../../runtime/msb";
 import noneFixture from "./fixtures/inspect-none-0.6.18.json";
-import { sampleSpec } from "./fake-msb-harness";
+import { inspectJsonFor, sampleSpec } from "./fake-msb-harness";
 
 describe("buildCreateArgs", () => {
   test("full spec → image, name, resources, identical-path mounts, tmpfs, volume, sorted labels, no network", () => {
@@ -33,6 +33,20 @@ describe("buildCreateArgs", () => {
     expect(spec.diskMib).toBe(2048);
     expect(spec.labels).not.toHaveProperty("session-sandbox.disk-mib");
     expect(anomalies.filter((a) => a.includes("disk"))).toEqual([]);
+  });
+
+  test("caBundle → one read-only file mount at the /run path and one over the system store; inspect reads it back", () => {
+    const spec = sampleSpec({ caBundle: "/var/lib/ss/ca-bundles/0123abcd.crt" });
+    const args = buildCreateArgs(spec);
+    expect(args.filter((a) => a.startsWith("--mount-file="))).toEqual([
+      "--mount-file=/var/lib/ss/ca-bundles/0123abcd.crt:/run/session-sandbox/ca-certificates.crt:ro",
+      "--mount-file=/var/lib/ss/ca-bundles/0123abcd.crt:/etc/ssl/certs/ca-certificates.crt:ro",
+    ]);
+    expect(args.indexOf("--mount-file=/var/lib/ss/ca-bundles/0123abcd.crt:/run/session-sandbox/ca-certificates.crt:ro")).toBeLessThan(args.indexOf("--tmpfs=/tmp:256M"));
+    const info = parseInspect(JSON.parse(inspectJsonFor(spec)), spec.name);
+    expect(info.anomalies).toEqual([]);
+    expect(info.spec.caBundle).toBe(spec.caBundle);
+    expect(info.spec.mounts).toEqual(spec.mounts);
   });
 
   test("replace option → --replace appended", () => {
@@ -76,6 +90,9 @@ describe("buildCreateArgs", () => {
     ["mount path with a trailing slash", { mounts: [{ hostPath: "/work/repo/" }] }],
     ["mount at /tmp", { mounts: [{ hostPath: "/tmp" }] }],
     ["mount at /home/agent", { mounts: [{ hostPath: "/home/agent" }] }],
+    ["a session mount at the CA bundle's path", { mounts: [{ hostPath: "/etc/ssl/certs/ca-certificates.crt", kind: "file" }] }],
+    ["a CA bundle path with a colon", { caBundle: "/var/a:b.crt" }],
+    ["a relative CA bundle path", { caBundle: "bundle.crt" }],
     ["the same mount twice", { mounts: [{ hostPath: "/work/repo" }, { hostPath: "/work/repo", readOnly: true }] }],
     ["volume name with a slash", { volume: { name: "../v" } }],
     ["label key with a space", { labels: { "a b": "c" } }],

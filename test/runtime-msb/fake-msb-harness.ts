@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { VmSpec } from "../../runtime/driver";
-import { MsbDriver, type MsbDriverOptions } from "../../runtime/msb";
+import { CA_GUEST_PATHS, MsbDriver, type MsbDriverOptions } from "../../runtime/msb";
 import type { FakeCall, FakeScenario } from "./fake-msb";
 
 export type FakeMsb = {
@@ -77,6 +77,7 @@ export function inspectJsonFor(spec: VmSpec, status = "Running"): string {
         { type: "Tmpfs", guest: "/tmp", size_mib: spec.tmpSizeMib, options: options(false) },
         { type: "Named", guest: "/home/agent", name: spec.volume.name, options: options(false) },
         ...spec.mounts.map((m) => ({ type: "Bind", host: m.hostPath, guest: m.hostPath, options: options(m.readOnly === true) })),
+        ...(spec.caBundle ? CA_GUEST_PATHS.map((guest) => ({ type: "Bind", host: spec.caBundle, guest, options: options(true) })) : []),
       ],
       network: { enabled: true, policy: { default_egress: "deny", default_ingress: "deny", rules: [] } },
     },

@@ -1,0 +1,124 @@
+// The CA bundle each VM trusts: the manager CA first, then the public roots of its image, one file per
+// distinct content under `<runtime dir>/ca-bundles/` (readable by the VMs' uids, like the egress dir).
+// The image's store is hostile input for pulled images: resolved only inside the image, a regular file
+// of bounded size, and copied as bytes — never parsed on the host.
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE } from "../../runtime/driver";
+import { resolveFileInRoot } from "../../runtime/local/rootfs";
+import type { ManagerCa } from "./manager-ca";
+
+/** Larger than any real store (Debian's is about 200 KiB), small enough that a hostile image cannot make the manager read gigabytes. */
+export const MAX_SYSTEM_STORE_BYTES = 4 * 1024 * 1024;
+
+/** The variables common tools read for their trust store, each naming the VM's bundle. */
+export const CA_ENV_NAMES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE"] as const;
+
+/**
+ * One bundle serves them all. Node adds NODE_EXTRA_CA_CERTS to its own roots, so the image's roots are
+ * duplicates there, which is harmless; the manager CA comes first, so a parser that stops at an entry
+ * it cannot read has it already.
+ */
+export function caBundleEnv(): Record<string, string> {
+  return Object.fromEntries(CA_ENV_NAMES.map((name) => [name, GUEST_CA_BUNDLE]));
+}
+
+/** The image's system store as bytes, or undefined when it has none usable (missing, not a file, too large). */
+export function readSystemStore(root: string): Buffer | undefined {
+  const guestPath = resolveFileInRoot(root, GUEST_SYSTEM_CA_BUNDLE);
+  if (!guestPath) return undefined;
+  let fd: number;
+  try {
+    // O_NOFOLLOW: the resolved path has no symlink left; O_NONBLOCK: a FIFO swapped in cannot hang the open.
+    fd = openSync(join(root, guestPath), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > MAX_SYSTEM_STORE_BYTES) return undefined;
+    const buffer = Buffer.alloc(stats.size);
+    let read = 0;
+    while (read < buffer.length) {
+      const n = readSync(fd, buffer, read, buffer.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return buffer.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export type CaBundles = {
+  /** The host path of the bundle for a VM booting `image` (written if needed). */
+  forImage(image: string): string;
+  /** Removes every bundle file; called once at start, before any VM needs one (each is rewritten on use). */
+  removeAll(): string[];
+};
+
+export type CaBundlesOptions = {
+  /** Where bundle files live: traversable and readable by the VMs' uids. */
+  dir: string;
+  ca: ManagerCa;
+  /**
+   * Where the roots for `image` are read: the image's own root directory (local runtime), or `/` (msb,
+   * which pulls and boots the image itself, so the host's store stands in for the image's).
+   */
+  storeRootFor(image: string): string;
+};
+
+export function createCaBundles({ dir, ca, storeRootFor }: CaBundlesOptions): CaBundles {
+  /** By image, CA fingerprint and the store file's identity, so neither a rotation nor a rebuilt image is missed. */
+  const written = new Map<string, string>();
+
+  function storeIdentity(root: string): string {
+    try {
+      const stats = statSync(join(root, resolveFileInRoot(root, GUEST_SYSTEM_CA_BUNDLE) ?? "/nonexistent"));
+      return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+    } catch {
+      return "none";
+    }
+  }
+
+  function write(content: Buffer): string {
+    mkdirSync(dir, { recursive: true, mode: 0o711 });
+    const path = join(dir, `${createHash("sha256").update(content).digest("hex").slice(0, 32)}.crt`);
+    try {
+      if (statSync(path).size === content.length) return path;
+    } catch {
+      // not written yet
+    }
+    // Never rewritten in place: a running VM keeps the file it mounted, a new content gets a new name.
+    const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
+    writeFileSync(temp, content, { mode: 0o644, flag: "wx" });
+    renameSync(temp, path);
+    return path;
+  }
+
+  return {
+    forImage(image) {
+      const root = storeRootFor(image);
+      const key = `${image}\0${ca.fingerprint()}\0${storeIdentity(root)}`;
+      const known = written.get(key);
+      if (known) return known;
+      const store = readSystemStore(root);
+      const caPem = ca.certPem().endsWith("\n") ? ca.certPem() : `${ca.certPem()}\n`;
+      const path = write(Buffer.concat([Buffer.from(caPem), ...(store ? [Buffer.from("\n"), store, Buffer.from("\n")] : [])]));
+      written.set(key, path);
+      return path;
+    },
+    removeAll() {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return [];
+      }
+      for (const name of names) rmSync(join(dir, name), { force: true });
+      written.clear();
+      return names;
+    },
+  };
+}

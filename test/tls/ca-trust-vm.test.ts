@@ -1,0 +1,107 @@
+// The manager CA inside real VMs (local runtime): the five variables name a bundle holding it, the
+// system store holds it beside the image's own roots, and curl, python3 and node in the guest trust a
+// leaf it minted — served by a TLS server on the host's loopback, reached through the guest's proxy as an
+// opaque CONNECT tunnel (no -k anywhere). A rotation recreates the VM at its next command, trusting the
+// new CA and no longer the old one.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE } from "../../runtime/driver";
+import { CA_ENV_NAMES } from "../../app/tls/ca-bundles";
+import { makeActorFixture, type ActorFixture } from "../actors/fixture";
+
+const HOST = "host.sandbox.internal";
+let f: ActorFixture;
+let repo: string;
+const servers: ReturnType<typeof Bun.serve>[] = [];
+
+/** An HTTPS server on the host's loopback with a leaf the manager CA minted for host.sandbox.internal. */
+async function leafServer(body: string): Promise<number> {
+  const leaf = await f.ca.leafFor(HOST);
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: leaf.certPem, key: leaf.keyPem },
+    // A dumb-protocol ref list for git; the body for everyone else.
+    fetch: (request) => new Response(new URL(request.url).pathname.endsWith("/info/refs") ? `${"a".repeat(40)}\trefs/heads/main\n` : body),
+  });
+  servers.push(server);
+  return server.port!;
+}
+
+beforeAll(async () => {
+  f = await makeActorFixture();
+  repo = f.makeRepo("ca-trust");
+  await f.client.sessions.register({ id: "ses_ca", directory: repo });
+}, 600_000);
+afterAll(async () => {
+  for (const server of servers) server.stop(true);
+  await f?.teardown();
+}, 120_000);
+
+const run = (command: string) => f.client.run("ses_ca", { command, cwd: repo, timeoutMs: 60_000 });
+const allow = (ports: number[]) => f.client.sandbox.set("ses_ca", { network: { mode: "allowlist", allow: ports.map((port) => `${HOST}:${port}`) } });
+
+/** Node 18's fetch ignores HTTPS_PROXY, so the tunnel is opened by hand; the TLS on top is Node's own, as fetch's is. */
+const nodeGet = (port: number) =>
+  `node -e '
+const http = require("http"), https = require("https");
+const proxy = new URL(process.env.HTTPS_PROXY);
+http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "${HOST}:${port}" }).on("connect", (res, socket) => {
+  https.get({ host: "${HOST}", port: ${port}, path: "/", socket, agent: false }, (r) => r.pipe(process.stdout)).on("error", (e) => { console.error(e.code || e.message); process.exit(1); });
+}).end();'`;
+
+describe("manager CA inside a VM", () => {
+  test("the five variables name the bundle: the manager CA first, then exactly the image's own roots; the system store is the same file", async () => {
+    const names = CA_ENV_NAMES.map((name) => `echo "${name}=$${name}"`).join("; ");
+    const result = await run(`${names}; cat ${GUEST_CA_BUNDLE} > /tmp/bundle; cmp /tmp/bundle ${GUEST_SYSTEM_CA_BUNDLE} && echo same; cat /tmp/bundle`);
+    expect(result.exitCode).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines.slice(0, 5)).toEqual(CA_ENV_NAMES.map((name) => `${name}=${GUEST_CA_BUNDLE}`));
+    expect(lines[5]).toBe("same");
+    const bundle = lines.slice(6).join("\n");
+    const imageRoots = readFileSync(join(f.image, GUEST_SYSTEM_CA_BUNDLE), "utf8");
+    expect(bundle).toBe(`${f.ca.certPem()}\n${imageRoots}\n`);
+    expect(imageRoots.split("BEGIN CERTIFICATE").length).toBeGreaterThan(100);
+    expect(bundle).not.toContain("PRIVATE KEY");
+  }, 120_000);
+
+  test("curl, git, python3 urllib and node https trust a leaf the manager CA minted, through the proxy's opaque tunnel", async () => {
+    const port = await leafServer("hello over TLS");
+    await allow([port]);
+    const url = `https://${HOST}:${port}/`;
+    const curl = await run(`curl -sS --max-time 20 ${url}`);
+    expect(curl).toMatchObject({ exitCode: 0, stdout: "hello over TLS", stderr: "" });
+    const python = await run(`python3 -c 'import urllib.request; print(urllib.request.urlopen("${url}", timeout=20).read().decode())'`);
+    expect(python).toMatchObject({ exitCode: 0, stdout: "hello over TLS\n", stderr: "" });
+    const node = await run(nodeGet(port));
+    expect(node).toMatchObject({ exitCode: 0, stdout: "hello over TLS", stderr: "" });
+    const git = await run(`git ls-remote ${url}repo.git`);
+    expect(git).toMatchObject({ exitCode: 0, stdout: `${"a".repeat(40)}\trefs/heads/main\n` });
+    // Without the variables, the system store (the same bundle over the image's own) is enough.
+    const bare = await run(`env ${CA_ENV_NAMES.map((name) => `-u ${name}`).join(" ")} curl -sS --max-time 20 ${url}`);
+    expect(bare).toMatchObject({ exitCode: 0, stdout: "hello over TLS" });
+    // The check has teeth: curl refuses the leaf against one public root alone.
+    const strict = await run(`curl -sS --max-time 20 --cacert /usr/share/ca-certificates/mozilla/ISRG_Root_X1.crt ${url}; echo "exit=$?"`);
+    expect(strict.stdout).toContain("exit=60");
+  }, 180_000);
+
+  test("rotate → the next command recreates the VM, which trusts the new CA and no longer the old one", async () => {
+    // Every port of the host alias, set first: the rotation must be the only change of the VM's spec.
+    await f.client.sandbox.set("ses_ca", { network: { mode: "allowlist", allow: [HOST] } });
+    const oldPort = await leafServer("old CA");
+    expect((await run(`curl -sS --max-time 20 https://${HOST}:${oldPort}/`)).stdout).toBe("old CA");
+    const before = await f.driver.inspect((await f.client.sandbox.get("ses_ca")).vmName);
+    const rotated = await f.client.ca.rotate();
+    expect(rotated.fingerprint).not.toBe(rotated.previousFingerprint);
+    const newPort = await leafServer("new CA");
+    const result = await run(`curl -sS --max-time 20 https://${HOST}:${newPort}/; echo; curl -sS --max-time 20 https://${HOST}:${oldPort}/; echo "exit=$?"`);
+    expect(result.stdout).toBe("new CA\nexit=60\n"); // 60: the peer's certificate cannot be verified
+    expect(result.stderr).toContain("unable to get local issuer certificate");
+    const after = await f.driver.inspect(before!.name);
+    expect({ ...after!.spec, caBundle: "" }).toEqual({ ...before!.spec, caBundle: "" });
+    expect(after!.spec.caBundle).not.toBe(before!.spec.caBundle);
+    expect(after!.createdAt).toBeGreaterThan(before!.createdAt);
+    expect(readFileSync(after!.spec.caBundle!, "utf8")).toStartWith(f.ca.certPem());
+  }, 180_000);
+});
