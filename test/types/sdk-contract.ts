@@ -47,3 +47,16 @@ export function errorsAreClasses(error: unknown) {
     return [status, base.code];
   }
 }
+
+export async function managerCaIsTyped() {
+  const ca = await client.ca.get();
+  const fingerprint: string = ca.fingerprint;
+  const notAfter: number = ca.notAfter;
+  const rotated = await client.ca.rotate();
+  const previous: string = rotated.previousFingerprint;
+  // @ts-expect-error the API never answers the CA's key
+  const key: string = ca.keyPem;
+  const res = await client.api.ca.rotate.post();
+  const status: 401 | 422 | 503 | undefined = res.error?.status;
+  return [fingerprint, notAfter, previous, key, status];
+}
