@@ -25,6 +25,8 @@ export type Config = {
   imageCacheDir: string;
   /** sources.list lines extra packages are installed from (SANDBOX_APT_SOURCES); default: the Debian mirror. */
   aptSources: string | undefined;
+  /** PEM CA certificates an intercepted upstream may also be signed by (SANDBOX_EXTRA_CA_FILE), besides the host's roots. */
+  extraCaFile: string | undefined;
   /** Shared OpenCode directories mounted into every VM (SANDBOX_SHARED_DIRS, colon-separated absolute paths). */
   sharedDirs: string[];
   msbPath: string | undefined;
@@ -117,6 +119,7 @@ export function loadConfig(env: Env): Config {
     rootfsDir: absolutePath("SANDBOX_ROOTFS_DIR", env.SANDBOX_ROOTFS_DIR),
     imageCacheDir: absolutePath("SANDBOX_IMAGE_CACHE_DIR", env.SANDBOX_IMAGE_CACHE_DIR) ?? join(dataDir, "images"),
     aptSources: env.SANDBOX_APT_SOURCES || undefined,
+    extraCaFile: absolutePath("SANDBOX_EXTRA_CA_FILE", env.SANDBOX_EXTRA_CA_FILE),
     sharedDirs: parseSharedDirs(env.SANDBOX_SHARED_DIRS),
     msbPath: env.MSB_PATH || undefined,
     msbImage: matching("SANDBOX_MSB_IMAGE", env.SANDBOX_MSB_IMAGE, IMAGE_REFERENCE, "give an OCI image reference such as debian:bookworm-slim") ?? "debian:bookworm-slim",

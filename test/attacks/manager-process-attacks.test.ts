@@ -146,6 +146,9 @@ describe("bad environment values", () => {
     ["SANDBOX_GIT_CREDENTIALS", '[{"url": "ftp://example.com/", "env": "HOME"}]'],
     ["SANDBOX_GIT_NAME", "Eve\nMallory"],
     ["SANDBOX_GIT_EMAIL", "<eve@example.com>"],
+    ["SANDBOX_EXTRA_CA_FILE", "relative/ca.pem"],
+    ["SANDBOX_EXTRA_CA_FILE", "/nonexistent/ca.pem"],
+    ["SANDBOX_EXTRA_CA_FILE", "/etc/hostname"],
   ];
 
   async function expectOneLineExit78(variable: string, value: string): Promise<string> {
