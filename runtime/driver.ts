@@ -37,15 +37,20 @@ export type VmSpec = {
    */
   egressSocket?: string;
   /**
-   * Host path of the PEM bundle the VM trusts (the manager CA first, then the image's own roots): mounted
-   * read-only at GUEST_CA_BUNDLE, and over GUEST_SYSTEM_CA_BUNDLE where the image has that file. Its name
-   * is a hash of its content, so a rotated CA is a changed spec and the VM is recreated at its next command.
+   * Host directory of the CA files the VM trusts, named by a hash of their content (so a rotated manager
+   * CA is a changed spec and the VM is recreated at its next command): TRUST_BUNDLE_FILE (the manager CA
+   * first, then the image's own roots) and TRUST_MANAGER_CA_FILE (the manager CA alone). Mounted
+   * read-only at GUEST_TRUST_DIR, and its bundle over GUEST_SYSTEM_CA_BUNDLE where the image has that file.
    */
-  caBundle?: string;
+  trustDir?: string;
 };
 
-/** Where every VM finds its CA bundle; the exec env points SSL_CERT_FILE and its kin here. */
-export const GUEST_CA_BUNDLE = "/run/session-sandbox/ca-certificates.crt";
+export const TRUST_BUNDLE_FILE = "ca-certificates.crt";
+export const TRUST_MANAGER_CA_FILE = "manager-ca.crt";
+/** Where every VM sees its trust directory; the exec env points SSL_CERT_FILE and its kin into it. */
+export const GUEST_TRUST_DIR = "/run/session-sandbox";
+export const GUEST_CA_BUNDLE = `${GUEST_TRUST_DIR}/${TRUST_BUNDLE_FILE}`;
+export const GUEST_MANAGER_CA = `${GUEST_TRUST_DIR}/${TRUST_MANAGER_CA_FILE}`;
 /** The system trust store of Debian, Ubuntu and Alpine images, which OpenSSL, curl and git read by default. */
 export const GUEST_SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 

@@ -57,7 +57,7 @@ export type ExecServiceDeps = {
   credentials?: Credentials;
   /** The manager's own directories, which no session may mount. */
   protectedDirs: ProtectedDirs;
-  /** The host path of the CA bundle (manager CA + the image's roots) a VM booting `image` trusts. */
+  /** The host path of the trust directory (manager CA, and it with the image's roots) of a VM booting `image`. */
   caBundleFor: (image: string) => string;
 };
 
@@ -75,7 +75,7 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
     try {
       return caBundleFor(image);
     } catch (error) {
-      throw new RuntimeFailedError(`the VM's CA bundle could not be written, so nothing ran: ${(error as Error).message}`);
+      throw new RuntimeFailedError(`the VM's CA files could not be written, so nothing ran: ${(error as Error).message}`);
     }
   }
 
@@ -112,7 +112,7 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
       labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
       network: view.network.effective,
       ...(egress ? { egressSocket: egressSocketFor(view.vmName) } : {}),
-      caBundle: bundleFor(image),
+      trustDir: bundleFor(image),
     };
     return {
       rootSessionId: view.rootSessionID,

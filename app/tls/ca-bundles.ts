@@ -1,11 +1,12 @@
-// The CA bundle each VM trusts: the manager CA first, then the public roots of its image, one file per
-// distinct content under `<runtime dir>/ca-bundles/` (readable by the VMs' uids, like the egress dir).
-// The image's store is hostile input for pulled images: resolved only inside the image, a regular file
-// of bounded size, and copied as bytes — never parsed on the host.
+// The CA files each VM trusts (its VmSpec.trustDir): a bundle of the manager CA followed by the public
+// roots of its image, and the manager CA alone; one directory per distinct content under
+// `<runtime dir>/ca-bundles/` (readable by the VMs' uids, like the egress dir). The image's store is
+// hostile input for pulled images: resolved only inside the image, a regular file of bounded size, and
+// copied as bytes — never parsed on the host.
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE } from "../../runtime/driver";
+import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA, GUEST_SYSTEM_CA_BUNDLE, TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE } from "../../runtime/driver";
 import { resolveFileInRoot } from "../../runtime/local/rootfs";
 import type { ManagerCa } from "./manager-ca";
 
@@ -16,12 +17,12 @@ export const MAX_SYSTEM_STORE_BYTES = 4 * 1024 * 1024;
 export const CA_ENV_NAMES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE"] as const;
 
 /**
- * One bundle serves them all. Node adds NODE_EXTRA_CA_CERTS to its own roots, so the image's roots are
- * duplicates there, which is harmless; the manager CA comes first, so a parser that stops at an entry
- * it cannot read has it already.
+ * Each names a whole store (the bundle), except NODE_EXTRA_CA_CERTS: Node adds that file to its own
+ * roots, and parses it at every start, TLS or not — 140 roots cost each `node` about 15 ms (measured
+ * here), so it gets the manager CA alone.
  */
 export function caBundleEnv(): Record<string, string> {
-  return Object.fromEntries(CA_ENV_NAMES.map((name) => [name, GUEST_CA_BUNDLE]));
+  return Object.fromEntries(CA_ENV_NAMES.map((name) => [name, name === "NODE_EXTRA_CA_CERTS" ? GUEST_MANAGER_CA : GUEST_CA_BUNDLE]));
 }
 
 /** The image's system store as bytes, or undefined when it has none usable (missing, not a file, too large). */
@@ -52,14 +53,14 @@ export function readSystemStore(root: string): Buffer | undefined {
 }
 
 export type CaBundles = {
-  /** The host path of the bundle for a VM booting `image` (written if needed). */
+  /** The host path of the trust directory for a VM booting `image` (written if needed). */
   forImage(image: string): string;
-  /** Removes every bundle file; called once at start, before any VM needs one (each is rewritten on use). */
+  /** Removes every trust directory; called once at start, before any VM needs one (each is rewritten on use). */
   removeAll(): string[];
 };
 
 export type CaBundlesOptions = {
-  /** Where bundle files live: traversable and readable by the VMs' uids. */
+  /** Where the trust directories live: traversable and readable by the VMs' uids. */
   dir: string;
   ca: ManagerCa;
   /**
@@ -82,18 +83,21 @@ export function createCaBundles({ dir, ca, storeRootFor }: CaBundlesOptions): Ca
     }
   }
 
-  function write(content: Buffer): string {
+  /** A new content gets a new directory, never a rewrite: a running VM keeps what it mounted. */
+  function write(bundle: Buffer, caPem: string): string {
     mkdirSync(dir, { recursive: true, mode: 0o711 });
-    const path = join(dir, `${createHash("sha256").update(content).digest("hex").slice(0, 32)}.crt`);
-    try {
-      if (statSync(path).size === content.length) return path;
-    } catch {
-      // not written yet
-    }
-    // Never rewritten in place: a running VM keeps the file it mounted, a new content gets a new name.
+    const path = join(dir, createHash("sha256").update(bundle).digest("hex").slice(0, 32));
+    if (existsSync(join(path, TRUST_BUNDLE_FILE))) return path;
     const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
-    writeFileSync(temp, content, { mode: 0o644, flag: "wx" });
-    renameSync(temp, path);
+    mkdirSync(temp, { mode: 0o755 });
+    writeFileSync(join(temp, TRUST_BUNDLE_FILE), bundle, { mode: 0o644 });
+    writeFileSync(join(temp, TRUST_MANAGER_CA_FILE), caPem, { mode: 0o644 });
+    try {
+      renameSync(temp, path);
+    } catch (error) {
+      rmSync(temp, { recursive: true, force: true });
+      if (!existsSync(join(path, TRUST_BUNDLE_FILE))) throw error;
+    }
     return path;
   }
 
@@ -105,7 +109,7 @@ export function createCaBundles({ dir, ca, storeRootFor }: CaBundlesOptions): Ca
       if (known) return known;
       const store = readSystemStore(root);
       const caPem = ca.certPem().endsWith("\n") ? ca.certPem() : `${ca.certPem()}\n`;
-      const path = write(Buffer.concat([Buffer.from(caPem), ...(store ? [Buffer.from("\n"), store, Buffer.from("\n")] : [])]));
+      const path = write(Buffer.concat([Buffer.from(caPem), ...(store ? [Buffer.from("\n"), store, Buffer.from("\n")] : [])]), caPem);
       written.set(key, path);
       return path;
     },
@@ -116,7 +120,7 @@ export function createCaBundles({ dir, ca, storeRootFor }: CaBundlesOptions): Ca
       } catch {
         return [];
       }
-      for (const name of names) rmSync(join(dir, name), { force: true });
+      for (const name of names) rmSync(join(dir, name), { recursive: true, force: true });
       written.clear();
       return names;
     },

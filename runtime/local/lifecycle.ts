@@ -6,7 +6,7 @@ import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup
 import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
 import { buildOciConfig, GUEST_PROXY_PORT } from "./oci-config";
-import { caBundleMounts } from "./ca-mounts";
+import { trustMounts } from "./trust-mounts";
 import { validateSpec } from "./validate-spec";
 import { mountProblems } from "./verify-mounts";
 import { handEgressSocketToVm } from "./egress-socket";
@@ -48,7 +48,7 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
       initPath: ctx.initPath,
       volumeData: ctx.paths.volumeData(spec.volume.name),
       imageMounts: imageMounts(plan, spec.image),
-      caMounts: caBundleMounts(spec, plan),
+      trustMounts: trustMounts(spec, plan),
     });
     mkdirSync(ctx.paths.bundleDir(spec.name), { mode: 0o711 });
     writeFileSync(join(ctx.paths.bundleDir(spec.name), "config.json"), JSON.stringify(config, null, 1), { mode: 0o600 });

@@ -92,8 +92,8 @@ export type ConfigInput = {
   initPath: string;
   volumeData: string;
   imageMounts: OciMount[];
-  /** The CA bundle's mounts (ca-mounts.ts), after everything they land in. */
-  caMounts?: OciMount[];
+  /** The trust directory's mounts (trust-mounts.ts), after everything they land in. */
+  trustMounts?: OciMount[];
 };
 
 /**
@@ -156,7 +156,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     ...(spec.egressSocket ? [{ destination: GUEST_EGRESS_DIR, type: "bind", source: dirname(spec.egressSocket), options: ["rbind", "rw", "nosuid", "nodev", "noexec"] }] : []),
     // Sorted so a parent directory is mounted before a mount nested inside it.
     ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m, hostUidBase)),
-    ...(input.caMounts ?? []),
+    ...(input.trustMounts ?? []),
   ];
   const mapping = [{ containerID: 0, hostID: hostUidBase, size: UIDS_PER_VM }];
   return {

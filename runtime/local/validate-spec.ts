@@ -2,7 +2,7 @@
 import { fileExistsInRoot } from "./rootfs";
 import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { MIN_DISK_MIB, RuntimeError, type VmSpec } from "../driver";
+import { MIN_DISK_MIB, RuntimeError, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
 import { isValidName } from "./state-paths";
 
 function fail(message: string): never {
@@ -26,8 +26,8 @@ export function validateSpec(spec: VmSpec, stateDir: string): void {
   if (spec.network.mode !== "none" && (!spec.egressSocket || !spec.egressSocket.startsWith("/"))) {
     fail(`network policy "${spec.network.mode}" needs an egress proxy socket (egressSocket, an absolute host path): the local runtime has no other route out`);
   }
-  if (spec.caBundle !== undefined && (!isAbsolute(spec.caBundle) || !existsSync(spec.caBundle) || !lstatSync(spec.caBundle).isFile())) {
-    fail(`CA bundle ${spec.caBundle} is not an existing regular file (an absolute host path)`);
+  if (spec.trustDir !== undefined && (!isAbsolute(spec.trustDir) || !fileExistsInRoot(spec.trustDir, TRUST_BUNDLE_FILE))) {
+    fail(`trust directory ${spec.trustDir} is not an absolute host path holding ${TRUST_BUNDLE_FILE}`);
   }
   if (!isAbsolute(spec.image) || !fileExistsInRoot(spec.image, "/bin/sh")) {
     fail(`image ${spec.image} is not a root filesystem directory (no /bin/sh); build one with scripts/build-rootfs.sh`);

@@ -1,5 +1,5 @@
 // Attestation before reuse: an existing sandbox is reused only if what msb holds matches the VmSpec
-// the caller expects (image, resources, mounts, tmpfs, volume, CA bundle, labels, network); otherwise recreate.
+// the caller expects (image, resources, mounts, tmpfs, volume, trust directory, labels, network); otherwise recreate.
 import type { VmInfo, VmSpec } from "../driver";
 import { canonicalPolicy } from "./network-rules";
 
@@ -48,7 +48,7 @@ export function attest(expected: VmSpec, actual: VmInfo & { anomalies?: string[]
   field("tmpSizeMib", expected.tmpSizeMib, have.tmpSizeMib);
   field("diskMib", expected.diskMib, have.diskMib);
   field("volume", expected.volume.name, have.volume.name);
-  field("caBundle", expected.caBundle, have.caBundle);
+  field("trustDir", expected.trustDir, have.trustDir);
   compareMounts(expected, have, mismatches);
   compareLabels(expected, have, mismatches);
   field("network", policyText(expected.network), policyText(have.network));

@@ -1,5 +1,5 @@
 // Builds the `msb create` argument vector for a VmSpec. Pure: the same spec always gives the same argv.
-import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE, type VmSpec } from "../driver";
+import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
 import { buildNetworkArgs } from "./network-rules";
 import { checkImage, checkLabel, checkMountPath, checkName, checkPositiveInteger, InvalidSpecError } from "./spec-checks";
 
@@ -12,11 +12,8 @@ export const TMP_GUEST_PATH = "/tmp";
  */
 export const DISK_MIB_LABEL = "session-sandbox.disk-mib";
 
-/** Where the CA bundle (VmSpec.caBundle) appears: the path the exec env names, and the system store. */
-export const CA_GUEST_PATHS = [GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE] as const;
-
-// Mount targets the driver owns; a bind mount there would shadow the tmpfs, the volume, the root or the CA bundle.
-const RESERVED_GUEST_PATHS = new Set<string>(["/", TMP_GUEST_PATH, VOLUME_GUEST_PATH, ...CA_GUEST_PATHS]);
+// Mount targets the driver owns; a bind mount there would shadow the tmpfs, the volume, the root or the trust files.
+const RESERVED_GUEST_PATHS = new Set<string>(["/", TMP_GUEST_PATH, VOLUME_GUEST_PATH, GUEST_TRUST_DIR, GUEST_SYSTEM_CA_BUNDLE]);
 
 function mountArgs(spec: VmSpec): string[] {
   const seen = new Set<string>();
@@ -32,11 +29,14 @@ function mountArgs(spec: VmSpec): string[] {
   return args;
 }
 
-/** The CA bundle as read-only file mounts. msb boots the image itself, so it is mounted at both paths unconditionally. */
-function caBundleArgs(spec: VmSpec): string[] {
-  if (spec.caBundle === undefined) return [];
-  const host = checkMountPath(spec.caBundle, "CA bundle");
-  return CA_GUEST_PATHS.map((guest) => `--mount-file=${host}:${guest}:ro`);
+/**
+ * The trust directory, read-only at GUEST_TRUST_DIR, and its bundle over the system store. msb boots the
+ * image itself, so the manager cannot see whether it has a store: the bundle is mounted there regardless.
+ */
+function trustArgs(spec: VmSpec): string[] {
+  if (spec.trustDir === undefined) return [];
+  const dir = checkMountPath(spec.trustDir, "trust directory");
+  return [`--mount-dir=${dir}:${GUEST_TRUST_DIR}:ro`, `--mount-file=${dir}/${TRUST_BUNDLE_FILE}:${GUEST_SYSTEM_CA_BUNDLE}:ro`];
 }
 
 function labelArgs(labels: Record<string, string>): string[] {
@@ -50,7 +50,7 @@ function labelArgs(labels: Record<string, string>): string[] {
 }
 
 /**
- * `msb create IMAGE --name=… --cpus=… --memory=…M [--mount-dir=P:P[:ro]]… [--mount-file=CA:G:ro]… --tmpfs=/tmp:…M
+ * `msb create IMAGE --name=… --cpus=… --memory=…M [--mount-dir=P:P[:ro]]… [--mount-dir=TRUST:/run/session-sandbox:ro --mount-file=TRUST/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro] --tmpfs=/tmp:…M
  * --mount-named=VOLUME:/home/agent [--label=K=V]… NETWORK --quiet [--replace]`.
  * Every value uses the `--flag=value` form so no value can be taken for a flag.
  */
@@ -63,7 +63,7 @@ export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {
     // A bare number is MiB to msb too; the suffix makes the unit explicit in logs.
     `--memory=${checkPositiveInteger(spec.memoryMib, "memoryMib")}M`,
     ...mountArgs(spec),
-    ...caBundleArgs(spec),
+    ...trustArgs(spec),
     `--tmpfs=${TMP_GUEST_PATH}:${checkPositiveInteger(spec.tmpSizeMib, "tmpSizeMib")}M`,
     // --mount-named creates the volume when missing; an existing one (and its data) is reused as is.
     `--mount-named=${checkName(spec.volume.name, "volume name")}:${VOLUME_GUEST_PATH}`,

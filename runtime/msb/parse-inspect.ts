@@ -2,7 +2,8 @@
 // fields are ignored, missing or unrecognised ones become `anomalies`, which attestation treats as
 // mismatches, so a sandbox that cannot be fully read is never reused.
 import type { BindMount, VmInfo, VmSpec, VmStatus } from "../driver";
-import { CA_GUEST_PATHS, DISK_MIB_LABEL, TMP_GUEST_PATH, VOLUME_GUEST_PATH } from "./create-args";
+import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE } from "../driver";
+import { DISK_MIB_LABEL, TMP_GUEST_PATH, VOLUME_GUEST_PATH } from "./create-args";
 import { asArray, asBoolean, asNumber, asRecord, asString } from "./json-guards";
 import { readNetworkPolicy } from "./network-rules";
 
@@ -36,7 +37,9 @@ function readImage(value: unknown, anomalies: string[]): string {
   return found ?? "";
 }
 
-type MountReading = { mounts: BindMount[]; tmpSizeMib: number; volumeName: string; caBundle?: string };
+type MountReading = { mounts: BindMount[]; tmpSizeMib: number; volumeName: string; trustDir?: string };
+type TrustMount = { host: string; readOnly: boolean };
+const TRUST_GUEST_PATHS = new Set([GUEST_TRUST_DIR, GUEST_SYSTEM_CA_BUNDLE]);
 
 function readMountOptions(mount: Record<string, unknown>, label: string, anomalies: string[]): boolean {
   const options = asRecord(mount.options);
@@ -48,7 +51,7 @@ function readMountOptions(mount: Record<string, unknown>, label: string, anomali
 
 function readMounts(value: unknown, anomalies: string[]): MountReading {
   const reading: MountReading = { mounts: [], tmpSizeMib: 0, volumeName: "" };
-  const caMounts = new Map<string, { host: string; readOnly: boolean }>();
+  const trust = new Map<string, TrustMount>();
   for (const item of asArray(value) ?? []) {
     const mount = asRecord(item);
     const type = asString(mount?.type);
@@ -59,8 +62,8 @@ function readMounts(value: unknown, anomalies: string[]): MountReading {
     }
     const readOnly = readMountOptions(mount, `mount ${guest}`, anomalies);
     const host = asString(mount.host);
-    if (type === "Bind" && host !== undefined && (CA_GUEST_PATHS as readonly string[]).includes(guest)) {
-      caMounts.set(guest, { host, readOnly });
+    if (type === "Bind" && host !== undefined && TRUST_GUEST_PATHS.has(guest)) {
+      trust.set(guest, { host, readOnly });
     } else if (type === "Bind" && host !== undefined) {
       if (host !== guest) anomalies.push(`mount ${host} appears at ${guest}, not at the identical path`);
       reading.mounts.push(readOnly ? { hostPath: host, readOnly: true } : { hostPath: host });
@@ -72,17 +75,17 @@ function readMounts(value: unknown, anomalies: string[]): MountReading {
       anomalies.push(`mount not recognised: ${JSON.stringify(item)}`);
     }
   }
-  if (caMounts.size > 0) reading.caBundle = readCaBundle(caMounts, anomalies);
+  if (trust.size > 0) reading.trustDir = readTrustDir(trust, anomalies);
   return reading;
 }
 
-/** The CA bundle is one host file mounted read-only at every CA_GUEST_PATHS entry, or it is not what create-args makes. */
-function readCaBundle(mounts: Map<string, { host: string; readOnly: boolean }>, anomalies: string[]): string | undefined {
-  const hosts = new Set(CA_GUEST_PATHS.map((guest) => (mounts.get(guest)?.readOnly ? mounts.get(guest)!.host : undefined)));
-  const [host] = hosts;
-  if (hosts.size === 1 && host !== undefined) return host;
+/** What create-args makes: one directory read-only at GUEST_TRUST_DIR, and its bundle read-only over the system store. */
+function readTrustDir(mounts: Map<string, TrustMount>, anomalies: string[]): string | undefined {
+  const dir = mounts.get(GUEST_TRUST_DIR);
+  const store = mounts.get(GUEST_SYSTEM_CA_BUNDLE);
+  if (dir?.readOnly && store?.readOnly && store.host === `${dir.host}/${TRUST_BUNDLE_FILE}`) return dir.host;
   const found = [...mounts].map(([guest, m]) => `${m.host} at ${guest} (${m.readOnly ? "ro" : "rw"})`).join(", ");
-  anomalies.push(`CA bundle mounts are not one read-only file at ${CA_GUEST_PATHS.join(" and ")}: found ${found}`);
+  anomalies.push(`trust mounts are not one read-only directory at ${GUEST_TRUST_DIR} with its ${TRUST_BUNDLE_FILE} at ${GUEST_SYSTEM_CA_BUNDLE}: found ${found}`);
   return undefined;
 }
 
@@ -120,7 +123,7 @@ export function readSpec(config: Record<string, unknown> | undefined, fallbackNa
     labels,
     network: network.policy,
     ...(diskMib === undefined ? {} : { diskMib }),
-    ...(mounts.caBundle === undefined ? {} : { caBundle: mounts.caBundle }),
+    ...(mounts.trustDir === undefined ? {} : { trustDir: mounts.trustDir }),
   };
 }
 

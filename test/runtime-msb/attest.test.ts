@@ -60,10 +60,10 @@ describe("attest", () => {
     });
   });
 
-  test("another CA bundle (a rotated CA) or none → mismatch, so the sandbox is recreated", () => {
-    const expected = sampleSpec({ caBundle: "/ca-bundles/new.crt" });
-    expect(attest(expected, info(sampleSpec({ caBundle: "/ca-bundles/old.crt" })))).toEqual({ ok: false, mismatches: ['caBundle: expected "/ca-bundles/new.crt", found "/ca-bundles/old.crt"'] });
-    expect(attest(expected, info(sampleSpec()))).toEqual({ ok: false, mismatches: ['caBundle: expected "/ca-bundles/new.crt", found undefined'] });
+  test("another trust directory (a rotated CA) or none → mismatch, so the sandbox is recreated", () => {
+    const expected = sampleSpec({ trustDir: "/ca-bundles/new" });
+    expect(attest(expected, info(sampleSpec({ trustDir: "/ca-bundles/old" })))).toEqual({ ok: false, mismatches: ['trustDir: expected "/ca-bundles/new", found "/ca-bundles/old"'] });
+    expect(attest(expected, info(sampleSpec()))).toEqual({ ok: false, mismatches: ['trustDir: expected "/ca-bundles/new", found undefined'] });
     expect(attest(expected, info(expected))).toEqual({ ok: true });
   });
 

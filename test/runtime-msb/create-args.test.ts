@@ -35,17 +35,14 @@ describe("buildCreateArgs", () => {
     expect(anomalies.filter((a) => a.includes("disk"))).toEqual([]);
   });
 
-  test("caBundle → one read-only file mount at the /run path and one over the system store; inspect reads it back", () => {
-    const spec = sampleSpec({ caBundle: "/var/lib/ss/ca-bundles/0123abcd.crt" });
+  test("trustDir → read-only at /run/session-sandbox, its bundle read-only over the system store; inspect reads it back", () => {
+    const spec = sampleSpec({ trustDir: "/var/lib/ss/ca-bundles/0123abcd" });
     const args = buildCreateArgs(spec);
-    expect(args.filter((a) => a.startsWith("--mount-file="))).toEqual([
-      "--mount-file=/var/lib/ss/ca-bundles/0123abcd.crt:/run/session-sandbox/ca-certificates.crt:ro",
-      "--mount-file=/var/lib/ss/ca-bundles/0123abcd.crt:/etc/ssl/certs/ca-certificates.crt:ro",
-    ]);
-    expect(args.indexOf("--mount-file=/var/lib/ss/ca-bundles/0123abcd.crt:/run/session-sandbox/ca-certificates.crt:ro")).toBeLessThan(args.indexOf("--tmpfs=/tmp:256M"));
+    const trust = ["--mount-dir=/var/lib/ss/ca-bundles/0123abcd:/run/session-sandbox:ro", "--mount-file=/var/lib/ss/ca-bundles/0123abcd/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro"];
+    expect(args.slice(args.indexOf("--mount-dir=/work/shared:/work/shared:ro") + 1, args.indexOf("--tmpfs=/tmp:256M"))).toEqual(trust);
     const info = parseInspect(JSON.parse(inspectJsonFor(spec)), spec.name);
     expect(info.anomalies).toEqual([]);
-    expect(info.spec.caBundle).toBe(spec.caBundle);
+    expect(info.spec.trustDir).toBe(spec.trustDir);
     expect(info.spec.mounts).toEqual(spec.mounts);
   });
 
@@ -90,9 +87,10 @@ describe("buildCreateArgs", () => {
     ["mount path with a trailing slash", { mounts: [{ hostPath: "/work/repo/" }] }],
     ["mount at /tmp", { mounts: [{ hostPath: "/tmp" }] }],
     ["mount at /home/agent", { mounts: [{ hostPath: "/home/agent" }] }],
-    ["a session mount at the CA bundle's path", { mounts: [{ hostPath: "/etc/ssl/certs/ca-certificates.crt", kind: "file" }] }],
-    ["a CA bundle path with a colon", { caBundle: "/var/a:b.crt" }],
-    ["a relative CA bundle path", { caBundle: "bundle.crt" }],
+    ["a session mount at the system store", { mounts: [{ hostPath: "/etc/ssl/certs/ca-certificates.crt", kind: "file" }] }],
+    ["a session mount at the trust directory", { mounts: [{ hostPath: "/run/session-sandbox" }] }],
+    ["a trust directory with a colon", { trustDir: "/var/a:b" }],
+    ["a relative trust directory", { trustDir: "ca-bundles/x" }],
     ["the same mount twice", { mounts: [{ hostPath: "/work/repo" }, { hostPath: "/work/repo", readOnly: true }] }],
     ["volume name with a slash", { volume: { name: "../v" } }],
     ["label key with a space", { labels: { "a b": "c" } }],

@@ -3,8 +3,8 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { VmSpec } from "../../runtime/driver";
-import { CA_GUEST_PATHS, MsbDriver, type MsbDriverOptions } from "../../runtime/msb";
+import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type VmSpec } from "../../runtime/driver";
+import { MsbDriver, type MsbDriverOptions } from "../../runtime/msb";
 import type { FakeCall, FakeScenario } from "./fake-msb";
 
 export type FakeMsb = {
@@ -77,7 +77,12 @@ export function inspectJsonFor(spec: VmSpec, status = "Running"): string {
         { type: "Tmpfs", guest: "/tmp", size_mib: spec.tmpSizeMib, options: options(false) },
         { type: "Named", guest: "/home/agent", name: spec.volume.name, options: options(false) },
         ...spec.mounts.map((m) => ({ type: "Bind", host: m.hostPath, guest: m.hostPath, options: options(m.readOnly === true) })),
-        ...(spec.caBundle ? CA_GUEST_PATHS.map((guest) => ({ type: "Bind", host: spec.caBundle, guest, options: options(true) })) : []),
+        ...(spec.trustDir
+          ? [
+              { type: "Bind", host: spec.trustDir, guest: GUEST_TRUST_DIR, options: options(true) },
+              { type: "Bind", host: `${spec.trustDir}/${TRUST_BUNDLE_FILE}`, guest: GUEST_SYSTEM_CA_BUNDLE, options: options(true) },
+            ]
+          : []),
       ],
       network: { enabled: true, policy: { default_egress: "deny", default_ingress: "deny", rules: [] } },
     },

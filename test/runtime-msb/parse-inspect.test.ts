@@ -64,21 +64,22 @@ describe("parseInspect", () => {
       "mount /a appears at /b, not at the identical path",
     ]);
   });
-  test("CA bundle mounts: one file, read-only, at both guest paths → caBundle; anything else → an anomaly, never reused", () => {
+  test("trust mounts: a read-only directory and its bundle over the system store → trustDir; anything else → an anomaly, never reused", () => {
     const mount = (host: string, guest: string, readonly = true) => ({ type: "Bind", host, guest, options: { readonly } });
     const config = (mounts: unknown[]) => ({ ...allowlistFixture.config, mounts: [...allowlistFixture.config.mounts, ...mounts] });
     const read = (mounts: unknown[]) => parseInspect({ ...allowlistFixture, config: config(mounts) }, "ocm-session-0123456789ab");
-    const both = read([mount("/b.crt", "/run/session-sandbox/ca-certificates.crt"), mount("/b.crt", "/etc/ssl/certs/ca-certificates.crt")]);
+    const both = read([mount("/t", "/run/session-sandbox"), mount("/t/ca-certificates.crt", "/etc/ssl/certs/ca-certificates.crt")]);
     expect(both.anomalies).toEqual([]);
-    expect(both.spec.caBundle).toBe("/b.crt");
+    expect(both.spec.trustDir).toBe("/t");
     for (const odd of [
-      [mount("/b.crt", "/run/session-sandbox/ca-certificates.crt")],
-      [mount("/b.crt", "/run/session-sandbox/ca-certificates.crt"), mount("/c.crt", "/etc/ssl/certs/ca-certificates.crt")],
-      [mount("/b.crt", "/run/session-sandbox/ca-certificates.crt", false), mount("/b.crt", "/etc/ssl/certs/ca-certificates.crt", false)],
+      [mount("/t", "/run/session-sandbox")],
+      [mount("/t/ca-certificates.crt", "/etc/ssl/certs/ca-certificates.crt")],
+      [mount("/t", "/run/session-sandbox"), mount("/u/ca-certificates.crt", "/etc/ssl/certs/ca-certificates.crt")],
+      [mount("/t", "/run/session-sandbox", false), mount("/t/ca-certificates.crt", "/etc/ssl/certs/ca-certificates.crt")],
     ]) {
       const info = read(odd);
-      expect(info.spec.caBundle).toBeUndefined();
-      expect(info.anomalies).toEqual([expect.stringMatching(/^CA bundle mounts are not one read-only file/)]);
+      expect(info.spec.trustDir).toBeUndefined();
+      expect(info.anomalies).toEqual([expect.stringMatching(/^trust mounts are not one read-only directory/)]);
     }
   });
 });

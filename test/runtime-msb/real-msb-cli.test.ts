@@ -28,9 +28,8 @@ import { sampleSpec } from "./fake-msb-harness";
 const home = mkdtempSync(join(tmpdir(), "msb-home-"));
 const rootfs = mkdtempSync(join(tmpdir(), "msb-rootfs-"));
 const repo = mkdtempSync(join(tmpdir(), "msb-repo-"));
-const caDir = mkdtempSync(join(tmpdir(), "msb-ca-"));
-const caBundle = join(caDir, "bundle.crt");
-writeFileSync(caBundle, "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
+const trustDir = mkdtempSync(join(tmpdir(), "msb-trust-"));
+writeFileSync(join(trustDir, "ca-certificates.crt"), "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
 const trace: MsbTraceEvent[] = [];
 const driver = new MsbDriver({ msbHome: home, trace: (event) => trace.push(event) });
 const binary = driver.binary?.path;
@@ -72,7 +71,7 @@ async function createRecorded(vm: VmSpec): Promise<void> {
 
 afterAll(async () => {
   if (present) for (const info of await driver.list({ "ocm.owner": "session-sandbox-test" })) await driver.remove(info.name);
-  for (const dir of [home, rootfs, repo, caDir]) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [home, rootfs, repo, trustDir]) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("real msb binary", () => {
@@ -85,7 +84,7 @@ describe("real msb binary", () => {
     const vectors = [
       buildCreateArgs(vm),
       buildCreateArgs(spec("parse", { network: { mode: "all" } }), { replace: true }),
-      buildCreateArgs(spec("parse", { caBundle })),
+      buildCreateArgs(spec("parse", { trustDir })),
       buildCreateArgs(spec("parse", { network: { mode: "allowlist", allow: ["a.example.com:443", "*.example.org", "10.0.0.0/8:80-90", "[2001:db8::/32]"] } })),
       buildExecArgs(vm.name, { argv: ["sh", "-c", "echo hi"], cwd: repo, env: { A: "1" }, timeoutMs: 1500 }, "abc123"),
       buildKillTreeArgs(vm.name, "abc123"),
@@ -143,14 +142,14 @@ describe("real msb binary", () => {
     expect(attest(vm, info!)).toEqual({ ok: true });
   }, 120_000);
 
-  test.skipIf(!present)(`real msb: create with a CA bundle → msb stores both file mounts; attest matches, another bundle does not${skipped}`, async () => {
-    const vm = spec("ca", { caBundle });
+  test.skipIf(!present)(`real msb: create with a trust directory → msb stores both mounts; attest matches, another directory does not${skipped}`, async () => {
+    const vm = spec("ca", { trustDir });
     await createRecorded(vm);
     const info = await driver.inspect(vm.name);
     expect(info?.anomalies).toEqual([]);
-    expect(info?.spec.caBundle).toBe(caBundle);
+    expect(info?.spec.trustDir).toBe(trustDir);
     expect(attest(vm, info!)).toEqual({ ok: true });
-    expect(attest({ ...vm, caBundle: "/elsewhere/rotated.crt" }, info!)).toEqual({ ok: false, mismatches: [`caBundle: expected "/elsewhere/rotated.crt", found ${JSON.stringify(caBundle)}`] });
+    expect(attest({ ...vm, trustDir: "/elsewhere/rotated" }, info!)).toEqual({ ok: false, mismatches: [`trustDir: expected "/elsewhere/rotated", found ${JSON.stringify(trustDir)}`] });
   }, 120_000);
 
   test.skipIf(!present)(`real msb: create with network all → attest matches${skipped}`, async () => {

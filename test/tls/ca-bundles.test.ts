@@ -1,13 +1,13 @@
-// The CA bundle per image: the manager CA first, then the image's own store copied as bytes — read only
-// inside the image (symlinks resolved there), a regular file of bounded size; and where the local driver
-// mounts it. Images here are small directories made by the test; a hostile one is just a directory too.
+// The trust directory per image: the bundle (the manager CA first, then the image's own store copied as
+// bytes — read only inside the image, symlinks resolved there, a regular file of bounded size) and the
+// manager CA alone; and where the local driver mounts them. Images here are small directories made by the test; a hostile one is just a directory too.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createCaBundles, MAX_SYSTEM_STORE_BYTES, readSystemStore } from "../../app/tls/ca-bundles";
+import { caBundleEnv, createCaBundles, MAX_SYSTEM_STORE_BYTES, readSystemStore } from "../../app/tls/ca-bundles";
 import { loadOrCreateManagerCa, type ManagerCa } from "../../app/tls/manager-ca";
-import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE, type VmSpec } from "../../runtime/driver";
-import { caBundleMounts } from "../../runtime/local/ca-mounts";
+import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE, type VmSpec } from "../../runtime/driver";
+import { trustMounts } from "../../runtime/local/trust-mounts";
 import { planGuestRoot } from "../../runtime/local/guest-root";
 import { makeTempDir } from "../helpers";
 
@@ -56,32 +56,37 @@ describe("readSystemStore (hostile images)", () => {
   });
 });
 
-describe("CA bundles", () => {
-  test("forImage → the manager CA, then the image's roots, in a 0644 file of a 0711 dir; again → the same file", () => {
+const bundleOf = (trustDir: string) => readFileSync(join(trustDir, TRUST_BUNDLE_FILE), "utf8");
+
+describe("trust directories", () => {
+  test("forImage → a 0755 dir: the bundle (manager CA, then the image's roots) and the manager CA alone, 0644; again → the same dir", () => {
     const img = image();
     const { dir, bundles: b } = bundles();
     const path = b.forImage(img);
-    expect(readFileSync(path, "utf8")).toBe(`${ca.certPem()}\n${ROOTS}\n`);
-    expect(statSync(path).mode & 0o777).toBe(0o644);
+    expect(bundleOf(path)).toBe(`${ca.certPem()}\n${ROOTS}\n`);
+    expect(readFileSync(join(path, TRUST_MANAGER_CA_FILE), "utf8")).toBe(ca.certPem());
+    expect(readdirSync(path).sort()).toEqual([TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE]);
+    for (const file of [TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE]) expect(statSync(join(path, file)).mode & 0o777).toBe(0o644);
+    expect(statSync(path).mode & 0o777).toBe(0o755);
     expect(statSync(dir).mode & 0o777).toBe(0o711);
     expect(b.forImage(img)).toBe(path);
     expect(readdirSync(dir)).toEqual([path.split("/").at(-1)!]);
   });
 
-  test("an image without a usable store → the manager CA alone; two such images share one file", () => {
+  test("an image without a usable store → the manager CA alone; two such images share one dir", () => {
     const { bundles: b } = bundles();
     const bare = b.forImage(image(() => {}));
-    expect(readFileSync(bare, "utf8")).toBe(ca.certPem());
+    expect(bundleOf(bare)).toBe(ca.certPem());
     expect(b.forImage(image((certs) => mkdirSync(join(certs, "ca-certificates.crt"))))).toBe(bare);
   });
 
   test("msb: the host's own store stands in for the image's", () => {
     const dir = join(work, "bundles-msb");
     const path = createCaBundles({ dir, ca, storeRootFor: () => "/" }).forImage("debian:bookworm-slim");
-    expect(readFileSync(path, "utf8")).toBe(`${ca.certPem()}\n${readFileSync(GUEST_SYSTEM_CA_BUNDLE, "utf8")}\n`);
+    expect(bundleOf(path)).toBe(`${ca.certPem()}\n${readFileSync(GUEST_SYSTEM_CA_BUNDLE, "utf8")}\n`);
   });
 
-  test("a rotated CA → a new file (the old one stays for running VMs); removeAll → every file goes, the next use writes again", async () => {
+  test("a rotated CA → a new dir (the old one stays for running VMs); removeAll → every dir goes, the next use writes again", async () => {
     const own = await loadOrCreateManagerCa(join(work, "rotating"));
     const dir = join(work, "bundles-rotating");
     const b = createCaBundles({ dir, ca: own, storeRootFor: (img) => img });
@@ -90,41 +95,53 @@ describe("CA bundles", () => {
     await own.rotate();
     const after = b.forImage(img);
     expect(after).not.toBe(before);
-    expect(readFileSync(after, "utf8")).toStartWith(own.certPem());
+    expect(bundleOf(after)).toStartWith(own.certPem());
+    expect(readFileSync(join(after, TRUST_MANAGER_CA_FILE), "utf8")).toBe(own.certPem());
     expect(readdirSync(dir).sort()).toEqual([before, after].map((p) => p.split("/").at(-1)!).sort());
     expect(b.removeAll().length).toBe(2);
     expect(readdirSync(dir)).toEqual([]);
     expect(b.forImage(img)).toBe(after);
-    expect(readFileSync(after, "utf8")).toStartWith(own.certPem());
+    expect(bundleOf(after)).toStartWith(own.certPem());
   });
 
-  test("a rebuilt image store at the same path → a new bundle", () => {
+  test("a rebuilt image store at the same path → a new dir", () => {
     const img = image();
     const { bundles: b } = bundles();
     const first = b.forImage(img);
     writeFileSync(join(img, GUEST_SYSTEM_CA_BUNDLE), ROOTS + ROOTS);
     expect(b.forImage(img)).not.toBe(first);
   });
+
+  test("the variables: a whole store for four, the manager CA alone for Node (it adds it to its own roots)", () => {
+    expect(caBundleEnv()).toEqual({
+      SSL_CERT_FILE: GUEST_CA_BUNDLE,
+      NODE_EXTRA_CA_CERTS: "/run/session-sandbox/manager-ca.crt",
+      REQUESTS_CA_BUNDLE: GUEST_CA_BUNDLE,
+      GIT_SSL_CAINFO: GUEST_CA_BUNDLE,
+      CURL_CA_BUNDLE: GUEST_CA_BUNDLE,
+    });
+  });
 });
 
-describe("local driver: the bundle's mounts", () => {
-  const spec = (img: string, caBundle?: string): VmSpec => ({
-    name: "unit-vm", image: img, cpus: 1, memoryMib: 256, mounts: [], tmpSizeMib: 16, volume: { name: "unit-vol" }, labels: {}, network: { mode: "none" }, ...(caBundle ? { caBundle } : {}),
+describe("local driver: the trust directory's mounts", () => {
+  const spec = (img: string, trustDir?: string): VmSpec => ({
+    name: "unit-vm", image: img, cpus: 1, memoryMib: 256, mounts: [], tmpSizeMib: 16, volume: { name: "unit-vol" }, labels: {}, network: { mode: "none" }, ...(trustDir ? { trustDir } : {}),
   });
-  const mountsOf = (img: string, caBundle?: string) => caBundleMounts(spec(img, caBundle), planGuestRoot(img, [])).map((m) => [m.destination, m.source, m.options?.join(",")]);
-  const ro = "bind,ro,nosuid,nodev";
+  const mountsOf = (img: string, trustDir?: string) => trustMounts(spec(img, trustDir), planGuestRoot(img, [])).map((m) => [m.destination, m.source, m.options?.join(",")]);
+  const dirRo = "bind,ro,nosuid,nodev,noexec";
+  const fileRo = "bind,ro,nosuid,nodev";
 
-  test("an image with a store → read-only at the /run path and over the store; none without a bundle", () => {
+  test("an image with a store → the dir read-only at /run/session-sandbox, its bundle over the store; none without a trust dir", () => {
     const img = image();
-    expect(mountsOf(img, "/b.crt")).toEqual([[GUEST_CA_BUNDLE, "/b.crt", ro], [GUEST_SYSTEM_CA_BUNDLE, "/b.crt", ro]]);
+    expect(mountsOf(img, "/t")).toEqual([[GUEST_TRUST_DIR, "/t", dirRo], [GUEST_SYSTEM_CA_BUNDLE, "/t/ca-certificates.crt", fileRo]]);
     expect(mountsOf(img)).toEqual([]);
   });
 
-  test("a store that is a symlink → mounted where it leads; one leading into the VM's own /run or /tmp, or missing → /run only", () => {
+  test("a store that is a symlink → mounted where it leads; one leading into the VM's own /run or /tmp, or missing → the dir only", () => {
     const linked = image((certs, root) => (writeFileSync(join(root, "etc/roots.pem"), ROOTS), symlinkSync("/etc/roots.pem", join(certs, "ca-certificates.crt"))));
-    expect(mountsOf(linked, "/b.crt")).toEqual([[GUEST_CA_BUNDLE, "/b.crt", ro], ["/etc/roots.pem", "/b.crt", ro]]);
+    expect(mountsOf(linked, "/t")).toEqual([[GUEST_TRUST_DIR, "/t", dirRo], ["/etc/roots.pem", "/t/ca-certificates.crt", fileRo]]);
     const intoTmp = image((certs, root) => (writeFileSync(join(root, "tmp/roots.pem"), ROOTS), symlinkSync("/tmp/roots.pem", join(certs, "ca-certificates.crt"))));
-    expect(mountsOf(intoTmp, "/b.crt")).toEqual([[GUEST_CA_BUNDLE, "/b.crt", ro]]);
-    expect(mountsOf(image(() => {}), "/b.crt")).toEqual([[GUEST_CA_BUNDLE, "/b.crt", ro]]);
+    expect(mountsOf(intoTmp, "/t")).toEqual([[GUEST_TRUST_DIR, "/t", dirRo]]);
+    expect(mountsOf(image(() => {}), "/t")).toEqual([[GUEST_TRUST_DIR, "/t", dirRo]]);
   });
 });

@@ -1,4 +1,4 @@
-// The manager CA inside real VMs (local runtime): the five variables name a bundle holding it, the
+// The manager CA inside real VMs (local runtime): the five variables name files holding it, the
 // system store holds it beside the image's own roots, and curl, python3 and node in the guest trust a
 // leaf it minted — served by a TLS server on the host's loopback, reached through the guest's proxy as an
 // opaque CONNECT tunnel (no -k anywhere). A rotation recreates the VM at its next command, trusting the
@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE } from "../../runtime/driver";
+import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA, GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR } from "../../runtime/driver";
 import { CA_ENV_NAMES } from "../../app/tls/ca-bundles";
 import { makeActorFixture, type ActorFixture } from "../actors/fixture";
 
@@ -42,9 +42,13 @@ afterAll(async () => {
 const run = (command: string) => f.client.run("ses_ca", { command, cwd: repo, timeoutMs: 60_000 });
 const allow = (ports: number[]) => f.client.sandbox.set("ses_ca", { network: { mode: "allowlist", allow: ports.map((port) => `${HOST}:${port}`) } });
 
-/** Node 18's fetch ignores HTTPS_PROXY, so the tunnel is opened by hand; the TLS on top is Node's own, as fetch's is. */
-const nodeGet = (port: number) =>
-  `node -e '
+/**
+ * Node 18's fetch ignores HTTPS_PROXY, so the tunnel is opened by hand; the TLS on top is Node's own, as
+ * fetch's is. --use-bundled-ca: Node's own roots, not the system store, so only NODE_EXTRA_CA_CERTS can
+ * make it trust the manager CA.
+ */
+const nodeGet = (port: number, flags = "--use-bundled-ca") =>
+  `node ${flags} -e '
 const http = require("http"), https = require("https");
 const proxy = new URL(process.env.HTTPS_PROXY);
 http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "${HOST}:${port}" }).on("connect", (res, socket) => {
@@ -52,18 +56,25 @@ http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: 
 }).end();'`;
 
 describe("manager CA inside a VM", () => {
-  test("the five variables name the bundle: the manager CA first, then exactly the image's own roots; the system store is the same file", async () => {
+  test("the variables name the bundle (the manager CA first, then exactly the image's own roots) and Node's the CA alone; the system store is the bundle", async () => {
     const names = CA_ENV_NAMES.map((name) => `echo "${name}=$${name}"`).join("; ");
-    const result = await run(`${names}; cat ${GUEST_CA_BUNDLE} > /tmp/bundle; cmp /tmp/bundle ${GUEST_SYSTEM_CA_BUNDLE} && echo same; cat /tmp/bundle`);
+    const result = await run(`${names}; cmp ${GUEST_CA_BUNDLE} ${GUEST_SYSTEM_CA_BUNDLE} && echo same; cat ${GUEST_MANAGER_CA}; echo "=== bundle"; cat ${GUEST_CA_BUNDLE}`);
     expect(result.exitCode).toBe(0);
-    const lines = result.stdout.split("\n");
-    expect(lines.slice(0, 5)).toEqual(CA_ENV_NAMES.map((name) => `${name}=${GUEST_CA_BUNDLE}`));
+    const [head, bundle] = result.stdout.split("=== bundle\n") as [string, string];
+    const lines = head.split("\n");
+    expect(lines.slice(0, 5)).toEqual(CA_ENV_NAMES.map((name) => `${name}=${name === "NODE_EXTRA_CA_CERTS" ? GUEST_MANAGER_CA : GUEST_CA_BUNDLE}`));
     expect(lines[5]).toBe("same");
-    const bundle = lines.slice(6).join("\n");
+    expect(lines.slice(6).join("\n")).toBe(f.ca.certPem());
     const imageRoots = readFileSync(join(f.image, GUEST_SYSTEM_CA_BUNDLE), "utf8");
     expect(bundle).toBe(`${f.ca.certPem()}\n${imageRoots}\n`);
     expect(imageRoots.split("BEGIN CERTIFICATE").length).toBeGreaterThan(100);
-    expect(bundle).not.toContain("PRIVATE KEY");
+    expect(result.stdout).not.toContain("PRIVATE KEY");
+  }, 120_000);
+
+  test("the trust directory is read-only in the guest, even for its root", async () => {
+    const result = await run(`touch ${GUEST_TRUST_DIR}/x; echo "exit=$?"; echo x >> ${GUEST_CA_BUNDLE}; echo "exit=$?"; echo x >> ${GUEST_SYSTEM_CA_BUNDLE}; echo "exit=$?"`);
+    expect(result.stdout).toBe("exit=1\nexit=2\nexit=2\n"); // touch fails; a failed redirection is 2 in sh
+    expect(result.stderr).toContain("Read-only file system");
   }, 120_000);
 
   test("curl, git, python3 urllib and node https trust a leaf the manager CA minted, through the proxy's opaque tunnel", async () => {
@@ -76,6 +87,8 @@ describe("manager CA inside a VM", () => {
     expect(python).toMatchObject({ exitCode: 0, stdout: "hello over TLS\n", stderr: "" });
     const node = await run(nodeGet(port));
     expect(node).toMatchObject({ exitCode: 0, stdout: "hello over TLS", stderr: "" });
+    const nodeWithout = await run(`env -u NODE_EXTRA_CA_CERTS ${nodeGet(port)}`);
+    expect(nodeWithout).toMatchObject({ exitCode: 1, stderr: "UNABLE_TO_VERIFY_LEAF_SIGNATURE\n" });
     const git = await run(`git ls-remote ${url}repo.git`);
     expect(git).toMatchObject({ exitCode: 0, stdout: `${"a".repeat(40)}\trefs/heads/main\n` });
     // Without the variables, the system store (the same bundle over the image's own) is enough.
@@ -99,9 +112,9 @@ describe("manager CA inside a VM", () => {
     expect(result.stdout).toBe("new CA\nexit=60\n"); // 60: the peer's certificate cannot be verified
     expect(result.stderr).toContain("unable to get local issuer certificate");
     const after = await f.driver.inspect(before!.name);
-    expect({ ...after!.spec, caBundle: "" }).toEqual({ ...before!.spec, caBundle: "" });
-    expect(after!.spec.caBundle).not.toBe(before!.spec.caBundle);
+    expect({ ...after!.spec, trustDir: "" }).toEqual({ ...before!.spec, trustDir: "" });
+    expect(after!.spec.trustDir).not.toBe(before!.spec.trustDir);
     expect(after!.createdAt).toBeGreaterThan(before!.createdAt);
-    expect(readFileSync(after!.spec.caBundle!, "utf8")).toStartWith(f.ca.certPem());
+    expect(readFileSync(join(after!.spec.trustDir!, "manager-ca.crt"), "utf8")).toBe(f.ca.certPem());
   }, 180_000);
 });
