@@ -1,5 +1,5 @@
 // Shared test wiring: a fresh app over a real SQLite file in its own temp dir, driven in-process.
-import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../app/db/open";
@@ -9,7 +9,9 @@ import { runDoctor } from "../app/services/doctor";
 import type { Credentials } from "../app/services/credentials";
 import type { HostLimits } from "../app/services/host-limits";
 import type { EnvDefaults } from "../app/services/settings";
-import { loadOrCreateManagerCa, openManagerCa } from "../app/tls/manager-ca";
+import { caExists, caPaths, writeCaPair } from "../app/tls/ca-files";
+import { createCaPair } from "../app/tls/certificates";
+import { openManagerCa } from "../app/tls/manager-ca";
 import { createClient } from "../sdk/index";
 
 export const TEST_TOKEN = "test-token-0123456789";
@@ -33,16 +35,14 @@ export type TestAppOptions = {
 };
 
 /**
- * One manager CA per test process, copied into each test app's data dir: generating one needs WebCrypto,
- * which is async, and makeTestApp is not. A copy is that app's own (a rotation changes only its files).
+ * One manager CA per test process, written into each test app's data dir: generating one needs WebCrypto,
+ * which is async, and makeTestApp is not. Each app's files are its own (a rotation changes only those).
  * Real time, not a test's clock: guests verify its leaves with their own.
  */
-const TEMPLATE_CA_DIR = makeTempDir("ss-test-ca-");
-await loadOrCreateManagerCa(TEMPLATE_CA_DIR);
-process.on("exit", () => rmSync(TEMPLATE_CA_DIR, { recursive: true, force: true }));
+const TEST_CA = await createCaPair(Date.now());
 
 function testCa(dataDir: string) {
-  if (!existsSync(join(dataDir, "ca"))) cpSync(join(TEMPLATE_CA_DIR, "ca"), join(dataDir, "ca"), { recursive: true });
+  if (!caExists(caPaths(dataDir))) writeCaPair(caPaths(dataDir), TEST_CA);
   return openManagerCa(dataDir);
 }
 
