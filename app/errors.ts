@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   "IMAGE_NOT_FOUND",
   "IMAGE_IN_USE",
   "CA_ROTATION_FAILED",
+  "SECRET_NOT_CONFIGURED",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -262,5 +263,13 @@ export class ImageInUseError extends DomainError {
 export class CaRotationFailedError extends DomainError {
   constructor(reason: string) {
     super(503, "CA_ROTATION_FAILED", `the manager CA was not rotated and the current one stays in use: ${reason}; fix what it names (a full disk, the permissions of <data dir>/ca), then retry`);
+  }
+}
+
+/** Thrown when a grant names a secret the manager does not have configured (SANDBOX_SECRETS). */
+export class SecretNotConfiguredError extends DomainError {
+  constructor(unknown: string[], configured: string[]) {
+    const list = configured.length > 0 ? `the configured ones are ${configured.join(", ")}` : "none is configured (SANDBOX_SECRETS is empty)";
+    super(400, "SECRET_NOT_CONFIGURED", `no secret named ${unknown.map((n) => JSON.stringify(n)).join(", ")} is configured on this manager; ${list}. Grant a configured name, or add it to SANDBOX_SECRETS and restart the manager`);
   }
 }

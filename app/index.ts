@@ -18,6 +18,7 @@ import type { EventBus } from "./events/event-bus";
 import type { Metrics } from "./metrics";
 import { opsRoutes } from "./routes/ops";
 import { imageRoutes } from "./routes/images";
+import { secretRoutes } from "./routes/secrets";
 import type { ImageService } from "./images/image-service";
 import type { DoctorReport } from "./services/doctor";
 import { caRoutes } from "./routes/ca";
@@ -63,6 +64,7 @@ export function createApp({ services, execService, egress, supervisor, images, t
       .use(sessionRoutes(services))
       .use(sessionSandboxRoutes(services))
       .use(settingsRoutes(services))
+      .use(secretRoutes(services))
       .use(execRoutes(execService, supervisor, metrics, egress))
       .use(vmRoutes(supervisor))
       .use(imageRoutes(images))

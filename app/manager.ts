@@ -22,6 +22,8 @@ import type { ManagerCa } from "./tls/manager-ca";
 import { createImagesRepo } from "./db/images-repo";
 import { createImageService, imageNormalizerFor, type ImageService } from "./images/image-service";
 import { sourceKeyOf } from "./images/image-choice";
+import { createEgressRevocation, type EgressRevocation } from "./services/egress-revocation";
+import { createSecretUsage } from "./services/secret-usage";
 
 export type ManagerDeps = {
   db: Database;
@@ -103,6 +105,7 @@ function logEvents(events: ReturnType<typeof createEventBus>, log: Logger): void
     for await (const event of events.subscribe(stop.signal)) {
       if (event.type === "vm") log.info(`vm ${event.status}`, { ...event });
       else if (event.type === "image") (event.phase === "progress" ? log.debug : log.info)(`image ${event.phase}`, { ...event });
+      else if (event.type === "secret") log.debug(`secret ${event.phase}`, { ...event });
       else log.debug(`exec ${event.phase}`, { ...event });
     }
   })();
@@ -124,17 +127,23 @@ function imageChoosers(services: ReturnType<typeof createServices>): Map<string,
 export function createManager(deps: ManagerDeps) {
   let supervisor: Supervisor | undefined;
   let images: ImageService | undefined;
+  let revocation: EgressRevocation | undefined;
   const driver = deps.driver;
   const services = createServices({
     db: deps.db,
     host: deps.host,
     envDefaults: deps.envDefaults,
     now: deps.now,
-    notify: (event) => supervisor && images && onLifecycle(supervisor, images, event),
+    notify: (event) => {
+      // Connections are cut before the removal is even queued: revocation does not wait for the actor.
+      revocation?.onLifecycle(event);
+      if (supervisor && images) onLifecycle(supervisor, images, event);
+    },
     normalizeImage: imageNormalizerFor(driver?.kind),
     protectedDirs: deps.protectedDirs,
     // The local runtime's volumes live in its state dir; msb keeps its own (and does not enforce diskMib).
     diskFreeMib: driver?.kind === "local" ? () => freeDiskMib(driver.stateDir) : undefined,
+    secrets: deps.credentials?.secrets,
   });
   const stillWanted = (rootSessionId: string) => {
     try {
@@ -145,7 +154,16 @@ export function createManager(deps: ManagerDeps) {
   };
   const events = createEventBus();
   let metrics: Metrics | undefined;
-  supervisor = createSupervisor({ driver: deps.driver, limits: () => services.settings.get(), now: deps.now, log: deps.log, stillWanted, events, metrics: () => metrics });
+  supervisor = createSupervisor({
+    driver: deps.driver,
+    limits: () => services.settings.get(),
+    now: deps.now,
+    log: deps.log,
+    stillWanted,
+    events,
+    metrics: () => metrics,
+    onRemoving: (vmName, reason) => revocation?.onRemoving(vmName, reason),
+  });
   const running = supervisor;
   metrics = createMetrics({ runningVms: () => running.runningCount(), maxRunningVms: () => services.settings.get().maxRunningVms });
   recordStops(events, services);
@@ -154,7 +172,9 @@ export function createManager(deps: ManagerDeps) {
     dir: deps.egressDir,
     policyFor: (rootSessionId) => services.sessionSandbox.get(rootSessionId).network.effective,
     log: deps.log,
+    onSubstituted: createSecretUsage(events, () => metrics, deps.now ?? Date.now),
   });
+  revocation = createEgressRevocation({ egress, services, credentials: deps.credentials, log: deps.log });
   closeProxiesOfRemovedVms(events, egress);
   images = createImageService({
     repo: createImagesRepo(deps.db),

@@ -21,6 +21,9 @@ export function createMetrics(read: MetricsReaders) {
     evictions: new Counter({ name: "sandbox_vm_evictions_total", help: "VMs stopped to make room under the cap", registers }),
     removals: new Counter({ name: "sandbox_vm_removals_total", help: "VMs removed, by reason", labelNames: ["reason"] as const, registers }),
     refusals: new Counter({ name: "sandbox_exec_refusals_total", help: "Commands refused before they ran, by reason", labelNames: ["reason"] as const, registers }),
+    // Bounded by configuration: `name` is a configured secret (or git credential) and `host` the configured
+    // host entry that matched (`*.example.com`, not each subdomain a guest makes up). Per session: the events.
+    secretSubstitutions: new Counter({ name: "sandbox_secret_substitutions_total", help: "Requests that went out with a secret's value, by secret name and configured host", labelNames: ["name", "host"] as const, registers }),
   };
 }
 

@@ -3,8 +3,15 @@
 import { ConfigError } from "./config";
 import { secretRuleProblem } from "./egress/index";
 
-/** SANDBOX_SECRETS: {"NAME": {"env": "HOST_VAR", "hosts": ["api.example.com"]}}: the guest sees NAME=<placeholder>. */
-export type SecretConfig = { name: string; env: string; hosts: string[] };
+/**
+ * Who gets a secret: "all" (the default, as before grants existed) every sandboxed session, "granted"
+ * only the root sessions a human granted it to (PUT /api/session-sandbox/:id {"secrets": [...]}).
+ */
+export const SECRET_SCOPES = ["all", "granted"] as const;
+export type SecretScope = (typeof SECRET_SCOPES)[number];
+
+/** SANDBOX_SECRETS: {"NAME": {"env": "HOST_VAR", "hosts": ["api.example.com"], "scope"?: "granted"}}: the guest sees NAME=<placeholder>. */
+export type SecretConfig = { name: string; env: string; hosts: string[]; scope?: SecretScope };
 
 /** SANDBOX_GIT_CREDENTIALS: [{"url": "https://github.com/", "env": "HOST_VAR", "username"?: "x-access-token", "repository"?: "/abs/repo"}]. */
 export type GitCredentialConfig = { url: string; env: string; username: string; repository: string | null };
@@ -47,7 +54,9 @@ export function loadSecrets(env: Record<string, string | undefined>): SecretConf
     if (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((h) => typeof h === "string" && h.length > 0)) {
       throw new ConfigError(`SANDBOX_SECRETS: ${name} needs "hosts", the domains its value may be sent to`);
     }
-    const secret = { name, env: envName("SANDBOX_SECRETS", name, entry.env, env), hosts: hosts as string[] };
+    const scope = entry.scope ?? "all";
+    if (!(SECRET_SCOPES as readonly unknown[]).includes(scope)) throw new ConfigError(`SANDBOX_SECRETS: ${name}: "scope" must be "all" (every session) or "granted" (only sessions it is granted to)`);
+    const secret = { name, env: envName("SANDBOX_SECRETS", name, entry.env, env), hosts: hosts as string[], scope: scope as SecretScope };
     // The proxy's own check, at start: a rule it would skip (bad host, unusable value) is an error now.
     const problem = secretRuleProblem({ name, placeholder: "sandbox-placeholder-startup-check", value: env[secret.env]!, hosts: secret.hosts });
     if (problem) throw new ConfigError(`SANDBOX_SECRETS: ${problem}`);

@@ -75,6 +75,8 @@ export class ImageNotFoundError extends SandboxError {}
 export class ImageInUseError extends SandboxError {}
 /** Thrown when the manager CA could not be rotated (its files could not be written); the current CA stays in use. */
 export class CaRotationFailedError extends SandboxError {}
+/** Thrown when a grant names a secret the manager does not have configured; the message lists the configured names. */
+export class SecretNotConfiguredError extends SandboxError {}
 /** Thrown when the manager failed internally (a bug: it is logged there). */
 export class InternalError extends SandboxError {}
 /** Thrown when the manager could not be reached at all (down, refused, timed out). */
@@ -116,6 +118,7 @@ const CLASS_BY_CODE = {
   IMAGE_NOT_FOUND: ImageNotFoundError,
   IMAGE_IN_USE: ImageInUseError,
   CA_ROTATION_FAILED: CaRotationFailedError,
+  SECRET_NOT_CONFIGURED: SecretNotConfiguredError,
   INTERNAL: InternalError,
 } satisfies Record<ErrorCode, ErrorClass>;
 

@@ -63,7 +63,10 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     },
     sandbox: {
       get: (id: string) => unwrap(() => api["session-sandbox"]({ id }).get(), url),
-      /** `{sandboxed?, resources?: {cpus?, memoryMib?} | null, network?: NetworkPolicy | null}`; null clears an override. */
+      /**
+       * `{sandboxed?, resources?: {cpus?, memoryMib?} | null, network?: NetworkPolicy | null, image?, secrets?: string[]}`;
+       * null clears an override; `secrets` replaces the root's grants (names of configured secrets, never values).
+       */
       set: (id: string, change: Parameters<ReturnType<(typeof api)["session-sandbox"]>["put"]>[0]) =>
         unwrap(() => api["session-sandbox"]({ id }).put(change), url),
     },
@@ -90,6 +93,20 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       remove: (image: string) => unwrap(() => api.images({ image: encodeURIComponent(image) }).delete(), url),
       /** Removes every unused image last used at least `olderThanMs` ago; `dryRun` only lists. */
       prune: (options: { olderThanMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.images.prune.post(options), url),
+    },
+    secrets: {
+      /** The secrets configured on the manager: name, hosts and scope (all, or granted per session). Never a value. */
+      list: () => unwrap(() => api.secrets.get(), url),
+      /** Adds `names` to a root session's grants; answers its sandbox view (`secrets.effective` is what its commands get). */
+      grant: async (sessionId: string, names: string[]) => {
+        const { secrets } = await unwrap(() => api["session-sandbox"]({ id: sessionId }).get(), url);
+        return unwrap(() => api["session-sandbox"]({ id: sessionId }).put({ secrets: [...new Set([...secrets.granted, ...names])] }), url);
+      },
+      /** Removes `names` from a root session's grants; its open egress connections are cut. */
+      revoke: async (sessionId: string, names: string[]) => {
+        const { secrets } = await unwrap(() => api["session-sandbox"]({ id: sessionId }).get(), url);
+        return unwrap(() => api["session-sandbox"]({ id: sessionId }).put({ secrets: secrets.granted.filter((name) => !names.includes(name)) }), url);
+      },
     },
     ca: {
       /** The manager CA every VM trusts: certificate (PEM), SHA-256 fingerprint, expiry (epoch ms). */

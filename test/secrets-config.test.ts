@@ -5,7 +5,13 @@ import { loadGitCredentials, loadSecrets } from "../app/secrets-config";
 describe("secrets configuration", () => {
   test("a secret names an env var and its hosts → parsed", () => {
     const env = { SANDBOX_SECRETS: JSON.stringify({ API_TOKEN: { env: "HOST_TOKEN", hosts: ["api.example.com"] } }), HOST_TOKEN: "x".repeat(20) };
-    expect(loadSecrets(env)).toEqual([{ name: "API_TOKEN", env: "HOST_TOKEN", hosts: ["api.example.com"] }]);
+    expect(loadSecrets(env)).toEqual([{ name: "API_TOKEN", env: "HOST_TOKEN", hosts: ["api.example.com"], scope: "all" }]);
+  });
+
+  test("scope granted → only granted sessions get it; an unknown scope → refused naming both", () => {
+    const env = (scope: unknown) => ({ SANDBOX_SECRETS: JSON.stringify({ API_TOKEN: { env: "HOST_TOKEN", hosts: ["api.example.com"], scope } }), HOST_TOKEN: "x".repeat(20) });
+    expect(loadSecrets(env("granted"))[0]!.scope).toBe("granted");
+    expect(() => loadSecrets(env("some"))).toThrow(/"scope" must be "all" \(every session\) or "granted"/);
   });
 
   test("a literal value → refused at startup with the fix", () => {

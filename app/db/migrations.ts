@@ -76,6 +76,18 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN image_override TEXT;
     `,
   },
+  {
+    version: 7,
+    description: "secrets granted to a root session by name (SANDBOX_SECRETS entries with scope granted); never a value",
+    sql: `
+      CREATE TABLE secret_grants (
+        root_session_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        granted_at INTEGER NOT NULL,
+        PRIMARY KEY (root_session_id, name)
+      ) STRICT;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

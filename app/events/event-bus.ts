@@ -26,6 +26,17 @@ export type SandboxEvent =
       phase: ImageEventPhase;
       detail: string | null;
       at: number;
+    }
+  | {
+      /** The egress proxy put a secret's value into a request that went out (the name, never the value). */
+      type: "secret";
+      phase: "substituted";
+      name: string;
+      /** The request's target host. */
+      host: string;
+      rootSessionID: string;
+      vmName: string;
+      at: number;
     };
 
 export type ImageEventPhase = "building" | "pulling" | "progress" | "ready" | "failed" | "removed";

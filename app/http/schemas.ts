@@ -100,6 +100,13 @@ export const SessionSandbox = t.Object({
   }),
   network: t.Object({ override: t.Nullable(NetworkPolicy), effective: NetworkPolicy }),
   image: t.Object({ override: t.Nullable(ImageChoice), effective: ImageChoice }),
+  secrets: t.Object(
+    {
+      granted: t.Array(t.String(), { description: "Secret names a human granted to the root session" }),
+      effective: t.Array(t.String(), { description: "The configured secrets its commands get: scope all, plus the granted ones of scope granted" }),
+    },
+    { description: "Secret names only, never values" },
+  ),
   toggledAt: t.Nullable(Type.Integer({ description: "Unix epoch milliseconds of the last explicit toggle" })),
   vmName: t.String(),
   lastStop: t.Nullable(
@@ -119,10 +126,24 @@ export const SessionSandboxUpdate = t.Object(
     ),
     network: t.Optional(t.Nullable(NetworkPolicy)),
     image: t.Optional(t.Nullable(ImageChoice)),
+    // Any text: a name that is not configured is a 400 that lists the configured ones, more useful than a 422.
+    secrets: t.Optional(
+      t.Array(t.String({ minLength: 1, maxLength: 128 }), {
+        maxItems: 256,
+        description: "Names of configured secrets (SANDBOX_SECRETS) granted to the root session, replacing its grants; [] revokes them all",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type SessionSandboxUpdate = Static<typeof SessionSandboxUpdate>;
+
+/** A secret configured on the manager: its name, the hosts its value may go to, and who gets it. Never a value. */
+export const ConfiguredSecret = t.Object({
+  name: t.String(),
+  hosts: t.Array(t.String()),
+  scope: t.UnionEnum(["all", "granted"], { description: "all: every sandboxed session; granted: only root sessions it is granted to" }),
+});
 
 export const SandboxSettings = t.Object({
   enabled: t.Boolean(),

@@ -17,7 +17,9 @@ export function sessionSandboxRoutes({ sessionSandbox }: Services) {
       body: SessionSandboxUpdate,
       response: { 200: SessionSandbox, ...errors(400, 401, 404, 409, 413, 415, 422) },
       detail: {
-        summary: "Toggle a root session's sandbox and set or clear (null) its resource override; applies to its next command",
+        summary:
+          "Toggle a root session's sandbox, set or clear (null) its resource, network and image overrides, and replace its secret grants; " +
+          "a change of network policy or secrets, or a toggle-off, cuts the VM's open egress connections at once",
       },
     });
 }

@@ -106,7 +106,8 @@ export function createCredentials(options: {
     return { env, proxyRules, warnings };
   }
 
-  return { resolve };
+  // `secrets`: names, hosts and scope (never values), what per-session grants are checked against.
+  return { resolve, secrets: options.secrets };
 }
 
 export type Credentials = ReturnType<typeof createCredentials>;

@@ -15,9 +15,18 @@ async function resolveWithHostAlias(host: string): Promise<string[]> {
   return (await lookup(host, { all: true })).map((entry) => entry.address);
 }
 
-export function createEgressProxies(options: { dir: string; policyFor: (rootSessionId: string) => NetworkPolicy; log: Logger }) {
+/** A request that carried secrets went out: which VM, whose session, the names, the host and the VM's rules. */
+export type Substitution = { vmName: string; rootSessionId: string; names: string[]; host: string; rules: readonly SecretRule[] };
+
+export function createEgressProxies(options: {
+  dir: string;
+  policyFor: (rootSessionId: string) => NetworkPolicy;
+  log: Logger;
+  onSubstituted?: (substitution: Substitution) => void;
+}) {
   const proxies = new Map<string, Promise<EgressProxy>>();
   const secrets = new Map<string, SecretRule[]>();
+  const roots = new Map<string, string>();
 
   const socketPathFor = (vmName: string) => join(options.dir, vmName, "proxy.sock");
 
@@ -29,10 +38,12 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
       // 0711: the VM's unprivileged host uid must reach the socket. The socket itself is root's until the
       // runtime hands it to the VM's uid (0660) as the VM starts: no other VM or local user may connect.
       mkdirSync(join(options.dir, vmName), { recursive: true, mode: 0o711 });
+      roots.set(vmName, rootSessionId);
       proxy = startEgressProxy({
         socketPath,
         policy: () => options.policyFor(rootSessionId),
         secrets: () => secrets.get(vmName) ?? [],
+        onSubstituted: (names, host) => options.onSubstituted?.({ vmName, rootSessionId, names, host, rules: secrets.get(vmName) ?? [] }),
         resolve: resolveWithHostAlias,
         log: options.log,
       }).then((started) => {
@@ -49,6 +60,7 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
     const proxy = proxies.get(vmName);
     proxies.delete(vmName);
     secrets.delete(vmName);
+    roots.delete(vmName);
     await (await proxy?.catch(() => undefined))?.close();
     rmSync(join(options.dir, vmName), { recursive: true, force: true });
   }
@@ -59,6 +71,16 @@ export function createEgressProxies(options: { dir: string; policyFor: (rootSess
     /** The secret substitutions of the VM's latest command (resolved per command). */
     setSecrets: (vmName: string, rules: SecretRule[]) => void secrets.set(vmName, rules),
     close,
+    /**
+     * Revocation: cuts every open connection of the VM's proxy at once (CONNECT tunnels too) and keeps it
+     * listening, so the guest's next connection is judged by the policy and secrets of now.
+     */
+    async dropConnections(vmName: string, reason: string): Promise<number> {
+      const proxy = await proxies.get(vmName)?.catch(() => undefined);
+      return proxy?.dropConnections(reason) ?? 0;
+    },
+    /** The root session each running proxy serves. */
+    rootOf: (vmName: string) => roots.get(vmName),
     running: () => [...proxies.keys()],
     async closeAll(): Promise<void> {
       await Promise.all([...proxies.keys()].map(close));

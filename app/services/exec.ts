@@ -91,7 +91,7 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
     const cwd = checkCwd(body.cwd, roots);
     if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);
     const { execTimeoutMs, forwardGitCredentials, diskMib } = settings.get();
-    const forwarding = credentials?.resolve(pins.top.path, forwardGitCredentials) ?? { env: {}, proxyRules: [] };
+    const forwarding = credentials?.resolve(pins.top.path, forwardGitCredentials, view.secrets.effective) ?? { env: {}, proxyRules: [] };
     const timeoutMs = body.timeoutMs ?? execTimeoutMs;
     if (timeoutMs < 1 || timeoutMs > MAX_EXEC_TIMEOUT_MS) {
       throw new SettingOutOfRangeError(`timeoutMs ${timeoutMs} is out of range: it must be between 1 and ${MAX_EXEC_TIMEOUT_MS} ms`);

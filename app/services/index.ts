@@ -1,11 +1,14 @@
 // Wires the services over one database. Nothing here knows about HTTP.
 import type { Database } from "bun:sqlite";
+import { createSecretGrantsRepo } from "../db/secret-grants-repo";
 import { createSessionsRepo } from "../db/sessions-repo";
 import { createSettingsRepo } from "../db/settings-repo";
 import { createVmStopsRepo } from "../db/vm-stops-repo";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
 import type { ProtectedDirs } from "./mount-deny-list";
+import type { SecretConfig } from "../secrets-config";
+import { createSecretGrants } from "./secret-grants";
 import { createSessionSandboxService } from "./session-sandbox";
 import { createSessionsService } from "./sessions";
 import { createSettingsService, type EnvDefaults, type NormalizeImage } from "./settings";
@@ -24,18 +27,24 @@ export type ServiceDeps = {
   diskFreeMib?: () => number | undefined;
   /** Checks an image choice against its grammar and the runtime (msb boots OCI references only). */
   normalizeImage?: NormalizeImage;
+  /** The secrets configured for the manager (SANDBOX_SECRETS): names, hosts and scope, which grants are checked against. */
+  secrets?: readonly SecretConfig[];
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [] }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify, diskFreeMib, normalizeImage);
+  const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
-    if (event.type === "sessions-deleted") vmStops.forget(event.sessionIds);
+    if (event.type === "sessions-deleted") {
+      vmStops.forget(event.sessionIds);
+      secretGrants.forget(event.sessionIds);
+    }
     notify(event);
   }, protectedDirs);
-  const sessionSandbox = createSessionSandboxService(sessionsRepo, sessions, settings, host, now, notify, vmStops, normalizeImage);
-  return { host, settings, sessions, sessionSandbox, vmStops };
+  const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, sessions, settings, host, now, notify, vmStops, normalizeImage);
+  return { host, settings, sessions, sessionSandbox, vmStops, secretGrants };
 }
 
 export type Services = ReturnType<typeof createServices>;

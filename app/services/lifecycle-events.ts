@@ -6,6 +6,14 @@ export type LifecycleEvent =
   | { type: "toggled-off"; rootSessionId: string }
   | { type: "sandboxing-disabled" }
   | { type: "cap-changed" }
+  /** The root's effective network policy changed (its override was set or cleared). */
+  | { type: "network-changed"; rootSessionId: string }
+  /** The settings' default network policy changed: every root without an override follows it. */
+  | { type: "default-network-changed" }
+  /** The secret names the root's commands may have changed (a grant or a revocation). */
+  | { type: "secrets-changed"; rootSessionId: string }
+  /** forwardGitCredentials was switched: every root's git credentials changed. */
+  | { type: "git-credentials-changed" }
   /** A setting or session now names this image: build or pull it in the background, before a command waits. */
   | { type: "image-chosen"; choice: ImageChoice };
 

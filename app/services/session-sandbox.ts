@@ -9,6 +9,7 @@ import type { NetworkPolicy } from "../../runtime/driver";
 import { checkNetworkPolicy } from "./network-policy";
 import { checkResources, type NormalizeImage, type SettingsService } from "./settings";
 import type { ImageChoice } from "../images/image-choice";
+import type { SecretGrants, SessionSecrets } from "./secret-grants";
 import { vmNameFor } from "./vm-name";
 
 export type Resources = { cpus: number; memoryMib: number };
@@ -19,6 +20,8 @@ export type SessionSandboxView = {
   network: { override: NetworkPolicy | null; effective: NetworkPolicy };
   /** The guest image: the root's override, else the settings' default. A change recreates the VM, keeping its volume. */
   image: { override: ImageChoice | null; effective: ImageChoice };
+  /** Secret names granted to the root, and the configured secrets its commands get (scope "all" or granted). */
+  secrets: SessionSecrets;
   sessionID: string;
   rootSessionID: string;
   /** Whether this session's commands run in a sandbox now: the root's mode, and sandboxing enabled. */
@@ -39,9 +42,12 @@ export type SessionSandboxUpdate = {
   network?: NetworkPolicy | null;
   /** null clears the override (the settings' default image applies again). */
   image?: ImageChoice | null;
+  /** The secret names granted to the root, replacing its grants ([] revokes them all). */
+  secrets?: string[];
 };
 
 export function createSessionSandboxService(
+  secretGrants: SecretGrants,
   repo: SessionsRepo,
   sessions: SessionsService,
   settings: SettingsService,
@@ -77,6 +83,7 @@ export function createSessionSandboxService(
         override: root.imageOverride === null ? null : (JSON.parse(root.imageOverride) as ImageChoice),
         effective: root.imageOverride === null ? current.image : (JSON.parse(root.imageOverride) as ImageChoice),
       },
+      secrets: secretGrants.of(root.id),
       toggledAt: root.toggledAt,
       vmName: vmNameFor(root.id),
       lastStop: vmStops?.get(root.id) ?? null,
@@ -90,7 +97,9 @@ export function createSessionSandboxService(
     if (session.parentId !== null) throw new ChildSessionLockedError(id, sessions.rootOf(session).root.id);
     if (change.resources) checkResources(change.resources, host, "");
     if (change.network) checkNetworkPolicy(change.network);
+    if (change.secrets) secretGrants.check(change.secrets);
     const image = change.image ? normalizeImage(change.image) : change.image;
+    const before = get(id);
 
     const toggled = change.sandboxed !== undefined;
     const resources = change.resources;
@@ -103,10 +112,15 @@ export function createSessionSandboxService(
       networkOverride: change.network === undefined ? session.networkOverride : change.network === null ? null : JSON.stringify(change.network),
       imageOverride: image === undefined ? session.imageOverride : image === null ? null : JSON.stringify(image),
     });
+    if (change.secrets) secretGrants.replace(id, change.secrets);
+    const after = get(id);
     if (image) notify({ type: "image-chosen", choice: image });
+    // Revocation cuts the VM's open connections: what was allowed before must not keep flowing.
+    if (JSON.stringify(after.network.effective) !== JSON.stringify(before.network.effective)) notify({ type: "network-changed", rootSessionId: id });
+    if (after.secrets.effective.join() !== before.secrets.effective.join()) notify({ type: "secrets-changed", rootSessionId: id });
     // The VM goes in the background: the toggle answers at once.
     if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionId: id });
-    return get(id);
+    return after;
   }
 
   return { get, update };

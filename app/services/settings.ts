@@ -121,6 +121,8 @@ export function createSettingsService(
     const after = get();
     if (before.enabled && !after.enabled) notify({ type: "sandboxing-disabled" });
     if (after.maxRunningVms !== before.maxRunningVms) notify({ type: "cap-changed" });
+    if (JSON.stringify(after.network) !== JSON.stringify(before.network)) notify({ type: "default-network-changed" });
+    if (after.forwardGitCredentials !== before.forwardGitCredentials) notify({ type: "git-credentials-changed" });
     if (changes.image !== undefined) notify({ type: "image-chosen", choice: after.image });
     return after;
   }

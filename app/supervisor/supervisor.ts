@@ -29,6 +29,8 @@ export type SupervisorDeps = {
   events: EventBus;
   /** Set once the manager has built its metrics (they read the supervisor back). */
   metrics: () => Metrics | undefined;
+  /** Told as a removal starts, before the actor is asked: the VM's proxy cuts its connections then. */
+  onRemoving?: (vmName: string, reason: StopReason) => void;
 };
 
 export type ExecInput = {
@@ -41,7 +43,7 @@ export type ExecInput = {
   onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
 };
 
-export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics }: SupervisorDeps) {
+export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics, onRemoving }: SupervisorDeps) {
   const records = new Map<string, VmRecord>();
   const bootTime = now();
   const registry = createActorRegistry(driver, {
@@ -182,6 +184,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
 
   /** Removes a VM and its volume (the actor cancels its running commands first). */
   async function remove(vmName: string, reason: StopReason): Promise<void> {
+    onRemoving?.(vmName, reason);
     try {
       await registry.get(vmName).remove(reason);
       log.info("removed VM", { vmName, reason });

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalDriver } from "../../runtime/local/index";
+import type { SandboxEvent } from "../../sdk/index";
 import { makeTempDir, makeTestApp, type TestApp, type TestAppOptions } from "../helpers";
 import { expectNoLeaksAndCleanUp, prepareLocalRuntime } from "../runtime/local-target";
 
@@ -64,4 +65,14 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await Bun.sleep(20);
   }
+}
+
+/** Every event of the manager from now on, in a list that fills as they come; `stop()` ends the stream. */
+export function recordEvents(f: Pick<ActorFixture, "client">): { events: SandboxEvent[]; stop(): void } {
+  const events: SandboxEvent[] = [];
+  const stop = new AbortController();
+  void (async () => {
+    for await (const event of f.client.events(stop.signal)) events.push(event);
+  })();
+  return { events, stop: () => stop.abort() };
 }

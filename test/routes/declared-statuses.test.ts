@@ -141,6 +141,10 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     401: { method: "POST", path: "/api/ca/rotate", token: null },
     503: { elsewhere: "test/routes/ca.test.ts" },
   },
+  "GET /api/secrets": {
+    200: { method: "GET", path: "/api/secrets" },
+    401: { method: "GET", path: "/api/secrets", token: null },
+  },
   "GET /api/settings/sandbox": {
     200: { method: "GET", path: "/api/settings/sandbox" },
     401: { method: "GET", path: "/api/settings/sandbox", token: null },

@@ -60,3 +60,17 @@ export async function managerCaIsTyped() {
   const status: 401 | 422 | 503 | undefined = res.error?.status;
   return [fingerprint, notAfter, previous, key, status];
 }
+
+export async function secretGrantsAreNamesOnly() {
+  const configured = await client.secrets.list();
+  const scope: "all" | "granted" = configured.secrets[0]!.scope;
+  const hosts: string[] = configured.secrets[0]!.hosts;
+  // @ts-expect-error the API never answers a secret's value
+  const value: string = configured.secrets[0]!.value;
+  const view = await client.secrets.grant("ses_x", ["API_TOKEN"]);
+  const effective: string[] = view.secrets.effective;
+  await client.sandbox.set("ses_x", { secrets: [] });
+  // @ts-expect-error a grant names secrets; it never carries a value
+  await client.sandbox.set("ses_x", { secrets: { API_TOKEN: "value" } });
+  return [scope, hosts, value, effective];
+}
