@@ -37,8 +37,8 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
         return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-store" } });
       },
       {
-        response: { 200: t.String({ description: "text/event-stream: `event: vm|exec` with a JSON SandboxEvent" }), ...errors(401) },
-        detail: { summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, and exec started/finished" },
+        response: { 200: t.String({ description: "text/event-stream: `event: vm|exec|image|secret` with a JSON SandboxEvent" }), ...errors(401) },
+        detail: { summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, exec started/finished, image progress, and secret substituted (names, never values)" },
       },
     )
     .get(
