@@ -19,6 +19,7 @@ import { readHostLimits } from "./services/host-limits";
 import { checkAgainstHost, checkCanListen, listenError, prepareDataDir } from "./startup-checks";
 import { recoverVms } from "./supervisor/recovery";
 import { loadOrCreateManagerCa, ManagerCaError } from "./tls/manager-ca";
+import { loadUpstreamRoots, UpstreamRootsError } from "./tls/upstream-roots";
 
 async function start() {
   // Every check of the environment comes first: a bad value is one line and exit 78, with nothing touched.
@@ -36,8 +37,10 @@ async function start() {
   const db = openDatabase(config.dataDir);
   const token = loadOrCreateToken(config.dataDir, config.apiToken);
   const ca = await loadOrCreateManagerCa(config.dataDir);
+  const upstream = loadUpstreamRoots(config.extraCaFile);
   const rootfsDir = config.rootfsDir ?? defaultRootfsDir();
   const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent });
+  log.info("upstream TLS roots", { source: upstream.source });
   log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, runtimeDir: config.runtimeDir });
   const manager = createManager({
     db,
@@ -53,6 +56,7 @@ async function start() {
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
     ca,
+    upstreamRoots: upstream.roots,
     caBundleDir: join(config.runtimeDir, "ca-bundles"),
     protectedDirs: { dataDir: config.dataDir, runtimeDir: config.runtimeDir, rootfsCacheDir: dirname(rootfsDir), imageCacheDir: config.imageCacheDir, egressDir: join(config.runtimeDir, "egress") },
     credentials: createCredentials({ secrets, gitCredentials, env: process.env, log }),
@@ -112,7 +116,7 @@ function listen(config: Config, fetch: (request: Request) => Response | Promise<
 try {
   await start();
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DatabaseStartupError || error instanceof InvalidRuntimeSettingError || error instanceof ManagerCaError) {
+  if (error instanceof ConfigError || error instanceof DatabaseStartupError || error instanceof InvalidRuntimeSettingError || error instanceof ManagerCaError || error instanceof UpstreamRootsError) {
     // One line whatever the reason holds (a JSON parser's message, a path with a newline).
     process.stderr.write(`session-sandbox: cannot start: ${error.message.replace(/\s*\n\s*/g, " ")}\n`);
     process.exit(78); // EX_CONFIG

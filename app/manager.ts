@@ -44,6 +44,8 @@ export type ManagerDeps = {
   egressDir: string;
   /** The manager CA (app/tls/manager-ca.ts): every VM trusts it; the egress proxies mint leaves with it. */
   ca: ManagerCa;
+  /** What an intercepted tunnel's upstream is verified against: the host's roots plus SANDBOX_EXTRA_CA_FILE (app/tls/upstream-roots.ts). */
+  upstreamRoots: readonly string[];
   /** Where the VMs' CA bundles are written: readable by the VMs' uids, like egressDir. */
   caBundleDir: string;
   /** The manager's own directories (data, runtime, image cache, egress sockets), which no session may mount. */
@@ -173,6 +175,7 @@ export function createManager(deps: ManagerDeps) {
     policyFor: (rootSessionId) => services.sessionSandbox.get(rootSessionId).network.effective,
     log: deps.log,
     onSubstituted: createSecretUsage(events, () => metrics, deps.now ?? Date.now),
+    interception: { leafFor: (host) => deps.ca.leafFor(host), upstreamRoots: deps.upstreamRoots },
   });
   revocation = createEgressRevocation({ egress, services, credentials: deps.credentials, log: deps.log });
   closeProxiesOfRemovedVms(events, egress);

@@ -32,6 +32,8 @@ export type TestAppOptions = {
   credentials?: Credentials;
   /** Where extra packages of recipe images come from (a loopback apt repository in tests). */
   aptSources?: string;
+  /** The roots intercepted upstreams are verified against (a test CA in tests); default: none trusted. */
+  upstreamRoots?: readonly string[];
 };
 
 /**
@@ -66,6 +68,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     sharedDirs: options.sharedDirs ?? [],
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
     ca: testCa(dataDir),
+    upstreamRoots: options.upstreamRoots ?? [],
     caBundleDir: join(runtime?.stateDir ?? dataDir, "ca-bundles"),
     protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
     credentials: options.credentials,

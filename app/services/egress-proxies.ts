@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { NetworkPolicy } from "../../runtime/driver";
-import { HOST_ALIAS, startEgressProxy, type EgressProxy, type SecretRule } from "../egress/index";
+import { HOST_ALIAS, startEgressProxy, type EgressProxy, type Interception, type SecretRule } from "../egress/index";
 import type { Logger } from "../log";
 
 export const GUEST_PROXY_URL = "http://127.0.0.1:3128";
@@ -23,6 +23,8 @@ export function createEgressProxies(options: {
   policyFor: (rootSessionId: string) => NetworkPolicy;
   log: Logger;
   onSubstituted?: (substitution: Substitution) => void;
+  /** TLS interception of CONNECTs to hosts that receive secrets (the manager CA's leaves, the upstream roots). */
+  interception?: Interception;
 }) {
   const proxies = new Map<string, Promise<EgressProxy>>();
   const secrets = new Map<string, SecretRule[]>();
@@ -46,6 +48,7 @@ export function createEgressProxies(options: {
         onSubstituted: (names, host) => options.onSubstituted?.({ vmName, rootSessionId, names, host, rules: secrets.get(vmName) ?? [] }),
         resolve: resolveWithHostAlias,
         log: options.log,
+        interception: options.interception,
       }).then((started) => {
         chmodSync(socketPath, 0o600);
         return started;
