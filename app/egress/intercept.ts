@@ -51,6 +51,8 @@ export async function interceptTunnel(client: Socket, upstream: Socket, early: B
   client.write(ESTABLISHED);
   if (early.length > 0) client.unshift(early);
   const guest = new TLSSocket(client, { isServer: true, secureContext: createSecureContext({ cert: leaf.certPem, key: leaf.keyPem }), ALPNProtocols: ["http/1.1"] });
+  // Tracked itself: in Bun, destroying the wrapped socket does not close the connection (revocation).
+  ctx.track(guest as unknown as Socket);
   const closed = new Promise<void>((resolve) => guest.once("close", () => resolve()));
   guest.on("error", (error: Error & { code?: string }) => {
     // Typically the guest does not trust the manager's CA (an image without it, a pinned client).

@@ -6,10 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect as tlsConnect } from "node:tls";
 import type { Policy } from "../../app/egress/policy";
 import { startEgressProxy } from "../../app/egress/proxy";
 import { createLogger } from "../../app/log";
 import { startTcpEcho, type TcpEcho } from "../fixtures/tcp-echo";
+import { makeTestPki } from "../fixtures/test-pki";
 import { exchange, openClient, parseResponse, startHarness, startRawTarget, type Harness } from "./proxy-harness";
 
 let echo: TcpEcho;
@@ -90,6 +92,51 @@ describe("egress proxy: dropConnections", () => {
       expect((await upstreamClosed) - cutAt).toBeLessThan(1_000);
     } finally {
       await silent.stop();
+    }
+  });
+
+  test("an intercepted tunnel to a secret host, its request waiting on the upstream → cut, the guest's TLS and the upstream's request both", async () => {
+    const upstreamPki = makeTestPki();
+    const managerPki = makeTestPki("manager CA stand-in");
+    const arrived = Promise.withResolvers<AbortSignal>();
+    const never = Promise.withResolvers<Response>();
+    const slow = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: (({ certPem, keyPem }) => ({ cert: certPem, key: keyPem }))(upstreamPki.issue("slow.test")),
+      fetch: (request) => {
+        arrived.resolve(request.signal);
+        return never.promise; // answers only when the test ends
+      },
+    });
+    try {
+      const h = (harness = await startHarness({
+        policy: { mode: "allowlist", allow: ["slow.test", "loopback"] },
+        names: { "slow.test": ["127.0.0.1"] },
+        secrets: [{ name: "API_TOKEN", placeholder: "sandbox-placeholder-revocation", value: "revocation-value-0123456789", hosts: ["slow.test"] }],
+        interception: { leafFor: async (host) => managerPki.issue(host), upstreamRoots: [upstreamPki.caPem] },
+      }));
+      const raw = await openClient(h.socketPath);
+      raw.on("error", () => undefined);
+      raw.write(`CONNECT slow.test:${slow.port} HTTP/1.1\r\n\r\n`);
+      expect(await readUntil(raw, "\r\n\r\n")).toStartWith("HTTP/1.1 200");
+      const secure = tlsConnect({ socket: raw, servername: "slow.test", ca: managerPki.caPem });
+      secure.on("error", () => undefined);
+      // The raw socket under the guest's TLS: Bun's TLS wrapper over an existing socket does not always
+      // report the close of the socket it wraps.
+      const guestClosed = closedAt(raw);
+      secure.write("GET /slow HTTP/1.1\r\nHost: slow.test\r\nAuthorization: Bearer sandbox-placeholder-revocation\r\n\r\n");
+      const upstreamSignal = await arrived.promise;
+      const upstreamAborted = new Promise<number>((resolve) => upstreamSignal.addEventListener("abort", () => resolve(performance.now()), { once: true }));
+      const cutAt = performance.now();
+      expect(h.proxy.dropConnections("secrets changed")).toBe(1);
+      expect((await guestClosed) - cutAt).toBeLessThan(1_000);
+      expect((await upstreamAborted) - cutAt).toBeLessThan(1_000);
+    } finally {
+      never.resolve(new Response("too late"));
+      slow.stop(true);
+      upstreamPki.cleanup();
+      managerPki.cleanup();
     }
   });
 
