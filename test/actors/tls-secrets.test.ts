@@ -55,7 +55,7 @@ beforeAll(async () => {
     env: { TEST_API_TOKEN: API_TOKEN, TEST_GIT_PASSWORD: GIT_PASSWORD, SANDBOX_GIT_NAME: "Sandbox Agent", SANDBOX_GIT_EMAIL: "agent@example.test", HOME: "/nonexistent", PATH: process.env.PATH },
     log: createLogger("silent"),
   });
-  f = await makeActorFixture({ credentials, secrets, upstreamRoots: loadUpstreamRoots(pki.caFile).roots });
+  f = await makeActorFixture({ credentials, upstreamRoots: loadUpstreamRoots(pki.caFile).roots });
   repo = f.makeRepo("tls");
   await f.client.settings.patch({ forwardGitCredentials: true });
   await f.client.sessions.register({ id: "ses_tls", directory: repo });
