@@ -8,6 +8,7 @@ import { createImagesRepo } from "../../app/db/images-repo";
 import { isLoopbackRegistry, normalizeImageChoice, parseReference, sourceKeyOf } from "../../app/images/image-choice";
 import { createImageService, imageNormalizerFor } from "../../app/images/image-service";
 import { skopeoReason } from "../../app/images/oci-pull";
+import { rmSync } from "node:fs";
 import { makeTempDir } from "../helpers";
 
 describe("OCI references", () => {
@@ -73,5 +74,6 @@ describe("on msb (its driver pulls OCI references itself)", () => {
     expect(() => imageNormalizerFor("msb")({ kind: "recipe", packages: ["jq"] })).toThrow(/extra packages need the local runtime/);
     expect(images.list()).toEqual([]);
     db.close();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 });
