@@ -64,6 +64,13 @@ export type VmStatus = "running" | "stopped";
 /** What the runtime actually has for a VM: used to attest a VM before reuse. */
 export type VmInfo = { name: string; status: VmStatus; spec: VmSpec; createdAt: number };
 
+/** A running VM's cgroup counters. CPU time is cumulative (a rate gives the CPU use). */
+export type VmCgroupStats = { cpuSeconds: number; memoryBytes: number; memoryLimitBytes: number | null; pids: number; pidsLimit: number | null };
+/** The filesystem of a VM's home volume, as `df` in the guest sees it. */
+export type VolumeDiskStats = { usedBytes: number; sizeBytes: number };
+/** What a VM uses now: `usage` only while it runs, `disk` while its volume exists (stopped VMs keep it). */
+export type VmStats = { name: string; status: VmStatus; usage: VmCgroupStats | null; disk: VolumeDiskStats | null };
+
 export type ExecRequest = {
   /** Passed through verbatim as argv; no shell is added by the driver. */
   argv: string[];
@@ -134,4 +141,9 @@ export interface RuntimeDriver {
    * may hold data. Only while nothing else drives this runtime state, i.e. at manager startup.
    */
   cleanUpIncomplete?(): Promise<string[]>;
+  /**
+   * What the VM uses now, read at call time (local: its cgroups and its volume's image); undefined for an
+   * unknown VM. Absent on runtimes that cannot tell (msb: its VMs' usage is inside the microVM).
+   */
+  stats?(name: string): Promise<VmStats | undefined>;
 }

@@ -12,6 +12,7 @@ import { probeLocal } from "./probe";
 import { isValidName, StatePaths } from "./state-paths";
 import { DEFAULT_UID_REGISTRY_DIR } from "./uid-registry";
 import { VmStore } from "./vm-store";
+import { readCgroupStats, readVolumeDisk } from "./vm-stats";
 import { Volumes } from "./volumes";
 
 export { defaultRootfsDir, ensureRootfs } from "./rootfs";
@@ -107,6 +108,13 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       if (isValidName(name)) await (await context()).volumes.remove(name);
     },
     cleanUpIncomplete: async () => cleanUpIncomplete(await context()),
+    stats: async (name) => {
+      const record = isValidName(name) ? store.read(name) : undefined;
+      if (!record) return undefined;
+      const running = store.livePid(name) !== undefined;
+      const usage = running && layout ? (readCgroupStats(layout, record.cgroupPath) ?? null) : null;
+      return { name, status: running ? "running" : "stopped", usage, disk: readVolumeDisk(paths.volumeData(record.spec.volume.name)) ?? null };
+    },
     cgroupPath: (name) => paths.cgroupPath(name),
   };
 }
