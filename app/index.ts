@@ -22,6 +22,8 @@ import { secretRoutes } from "./routes/secrets";
 import type { ImageService } from "./images/image-service";
 import type { DoctorReport } from "./services/doctor";
 import { caRoutes } from "./routes/ca";
+import { vmStatsRoutes } from "./routes/vm-stats";
+import type { VmStatsService } from "./services/vm-stats";
 import type { ManagerCa } from "./tls/manager-ca";
 
 export const OPENAPI_JSON_PATH = "/api/openapi.json";
@@ -40,9 +42,10 @@ export type AppDeps = {
   metrics: Metrics;
   doctor: () => DoctorReport;
   ca: ManagerCa;
+  vmStats: VmStatsService;
 };
 
-export function createApp({ services, execService, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca }: AppDeps) {
+export function createApp({ services, execService, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -70,6 +73,7 @@ export function createApp({ services, execService, egress, supervisor, images, t
       .use(imageRoutes(images))
       .use(opsRoutes(events, metrics, doctor))
       .use(caRoutes(ca, log))
+      .use(vmStatsRoutes(vmStats))
   );
 }
 

@@ -24,6 +24,9 @@ import { createImageService, imageNormalizerFor, type ImageService } from "./ima
 import { sourceKeyOf } from "./images/image-choice";
 import { createEgressRevocation, type EgressRevocation } from "./services/egress-revocation";
 import { createSecretUsage } from "./services/secret-usage";
+import { createVmStats } from "./services/vm-stats";
+import { countSessions } from "./services/session-counts";
+import { createDriver } from "../workers/create-driver";
 
 export type ManagerDeps = {
   db: Database;
@@ -167,7 +170,16 @@ export function createManager(deps: ManagerDeps) {
     onRemoving: (vmName, reason) => revocation?.onRemoving(vmName, reason),
   });
   const running = supervisor;
-  metrics = createMetrics({ runningVms: () => running.runningCount(), maxRunningVms: () => services.settings.get().maxRunningVms });
+  // A main-thread driver over the actors' state, only to read usage (cgroups, volumes) at request time.
+  const vmStats = createVmStats({ driver: driver && createDriver(driver), runtimeName: driver?.kind ?? null, vms: () => running.list(), now: deps.now });
+  metrics = createMetrics({
+    runningVms: () => running.runningCount(),
+    maxRunningVms: () => services.settings.get().maxRunningVms,
+    sessions: () => countSessions(services),
+    vmStats: () => vmStats.all(),
+    build: { version: deps.version, runtime: driver?.kind ?? null },
+    secretHosts: deps.credentials?.secrets,
+  });
   recordStops(events, services);
   logEvents(events, deps.log);
   const egress = createEgressProxies({
@@ -215,6 +227,7 @@ export function createManager(deps: ManagerDeps) {
     metrics,
     doctor: deps.doctor,
     ca: deps.ca,
+    vmStats,
   });
   return { app, services, supervisor, execService, events, metrics, egress, images, ca: deps.ca, caBundles };
 }

@@ -83,6 +83,9 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       remove: (name: string) => unwrap(() => api.vms({ name }).delete(), url),
       /** Runs the idle sweep now; `idleForMs` overrides the threshold (0: every idle VM); `dryRun` only lists. */
       sweep: (options: { idleForMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.vms.sweep.post(options), url),
+      /** Usage now (CPU seconds, memory, pids, disk) of one VM, or of every VM the manager knows. */
+      stats: (name: string) => unwrap(() => api.vms({ name }).stats.get(), url),
+      allStats: () => unwrap(() => api.vms.stats.get(), url),
     },
     images: {
       /** The built-in image and every image built or pulled on request, with status, size and users. */

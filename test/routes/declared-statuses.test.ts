@@ -120,6 +120,16 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     422: { method: "DELETE", path: "/api/vms/..%2Fetc" },
     503: { elsewhere: "test/actors/actor-crash.test.ts" },
   },
+  "GET /api/vms/stats": {
+    200: { method: "GET", path: "/api/vms/stats" },
+    401: { method: "GET", path: "/api/vms/stats", token: null },
+  },
+  "GET /api/vms/:name/stats": {
+    200: { elsewhere: "test/ops/metrics.test.ts" },
+    401: { method: "GET", path: "/api/vms/ocm-session-000000000000/stats", token: null },
+    404: { method: "GET", path: "/api/vms/ocm-session-000000000000/stats" },
+    422: { method: "GET", path: "/api/vms/..%2Fetc/stats" },
+  },
   "GET /api/events": {
     200: { elsewhere: "test/ops/events.test.ts" },
     401: { method: "GET", path: "/api/events", token: null },

@@ -1,0 +1,79 @@
+// What each VM uses now (CPU seconds, memory, pids, its home volume's disk), read from the runtime at call
+// time through a main-thread driver over the actors' state: GET /api/vms/:name/stats, `stats` and /metrics.
+import type { RuntimeDriver, VmStats } from "../../runtime/driver";
+import { VmNotFoundError } from "../errors";
+import type { VmRecord } from "../supervisor/vm-records";
+
+export type VmStatsView = {
+  name: string;
+  rootSessionID: string | null;
+  /** The supervisor's status of the VM (booting, running, stopped…). */
+  status: VmRecord["status"];
+  /** False when the runtime cannot tell (msb, or no runtime); `reason` says why and every number is null. */
+  available: boolean;
+  reason: string | null;
+  /** Cumulative CPU time of the VM's processes; null unless it runs. */
+  cpuSeconds: number | null;
+  memoryBytes: number | null;
+  memoryLimitBytes: number | null;
+  pids: number | null;
+  pidsLimit: number | null;
+  /** The home volume's filesystem (local: the ext4 image); null when the volume is not there. */
+  diskUsedBytes: number | null;
+  diskSizeBytes: number | null;
+  /** When it was read (epoch ms): a CPU percentage is the cpuSeconds difference of two reads over their time. */
+  at: number;
+};
+
+export type VmStatsDeps = {
+  /** A main-thread driver of the runtime in use; undefined when none is usable. */
+  driver: Promise<RuntimeDriver> | undefined;
+  runtimeName: string | null;
+  vms: () => VmRecord[];
+  now?: () => number;
+};
+
+function unavailableReason(runtimeName: string | null): string {
+  if (runtimeName === null) return "no runtime is usable on this host (see GET /api/health)";
+  return `the ${runtimeName} runtime does not report per-VM usage (a microVM's processes are not host cgroups); use \`msb metrics\` on the host`;
+}
+
+export function createVmStats({ driver, runtimeName, vms, now = Date.now }: VmStatsDeps) {
+  function view(record: VmRecord, stats: VmStats | undefined, reason: string | null): VmStatsView {
+    const usage = stats?.usage ?? null;
+    return {
+      name: record.vmName,
+      rootSessionID: record.rootSessionId,
+      status: record.status,
+      available: reason === null,
+      reason,
+      cpuSeconds: usage?.cpuSeconds ?? null,
+      memoryBytes: usage?.memoryBytes ?? null,
+      memoryLimitBytes: usage?.memoryLimitBytes ?? null,
+      pids: usage?.pids ?? null,
+      pidsLimit: usage?.pidsLimit ?? null,
+      diskUsedBytes: stats?.disk?.usedBytes ?? null,
+      diskSizeBytes: stats?.disk?.sizeBytes ?? null,
+      at: now(),
+    };
+  }
+
+  async function read(record: VmRecord): Promise<VmStatsView> {
+    const runtime = await driver;
+    if (!runtime?.stats) return view(record, undefined, unavailableReason(runtimeName));
+    return view(record, await runtime.stats(record.vmName), null);
+  }
+
+  return {
+    /** One VM the manager knows; VM_NOT_FOUND otherwise. */
+    async of(name: string): Promise<VmStatsView> {
+      const record = vms().find((r) => r.vmName === name);
+      if (!record) throw new VmNotFoundError(name);
+      return read(record);
+    },
+    /** Every VM the manager knows, by name. */
+    all: (): Promise<VmStatsView[]> => Promise.all(vms().toSorted((a, b) => (a.vmName < b.vmName ? -1 : 1)).map(read)),
+  };
+}
+
+export type VmStatsService = ReturnType<typeof createVmStats>;
