@@ -89,6 +89,20 @@ export type ExecResult = {
   cancelled: boolean;
 };
 
+/** An interactive command: it gets a terminal (PTY) of its own inside the guest, `rows` × `cols` to start with. */
+export type TerminalRequest = Omit<ExecRequest, "argv"> & { rows: number; cols: number };
+
+/** A running terminal: keystrokes in, a new window size, and how it ended. Its output goes to the sink given at open. */
+export type TerminalHandle = {
+  /** Bytes typed at the terminal (Ctrl-C is byte 3: the guest's line discipline turns it into SIGINT). */
+  write(data: Uint8Array): void;
+  /** End of input: the guest's terminal sees end-of-file. */
+  closeInput(): void;
+  /** Sets the guest terminal's window size (the programs in it get SIGWINCH). */
+  resize(rows: number, cols: number): Promise<void>;
+  result: Promise<ExecResult>;
+};
+
 export type Capability = {
   available: boolean;
   /** The driver's name and version, e.g. "local (crun 1.8.1, cgroup v1/v2 hybrid)". */
@@ -129,6 +143,11 @@ export interface RuntimeDriver {
   /** Removes the VM and its volume. Idempotent: a missing VM counts as removed. */
   remove(name: string): Promise<void>;
   exec(name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult>;
+  /**
+   * Runs the guest's interactive shell under a PTY made inside the VM (never on the host); its output,
+   * stdout and stderr merged as a terminal shows them, goes to `output`. Absent where a runtime has none.
+   */
+  openTerminal?(name: string, request: TerminalRequest, output: (chunk: Uint8Array) => void): TerminalHandle;
   inspect(name: string): Promise<VmInfo | undefined>;
   /** VMs whose labels include every given label. */
   list(labels: Record<string, string>): Promise<VmInfo[]>;

@@ -3,6 +3,7 @@
 // Each exec gets its own sub-cgroup of the VM (`crun exec --cgroup`). Everything the command starts —
 // including daemons that setsid() or re-parent to the VM's init — stays in it, so a timeout or abort
 // kills exactly that tree, while background processes of earlier execs (in their own sub-cgroups) live on.
+import type { FileSink } from "bun";
 import { randomBytes } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -55,10 +56,16 @@ const JOIN_ATTEMPTS = 5;
 
 class JoinFailedError extends RuntimeError {}
 
-export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+/**
+ * For a terminal (terminal.ts): stdin becomes a pipe, handed over with crun's host pid each time a
+ * process is started (again after a retried join).
+ */
+export type ExecAttach = (started: { pid: number; stdin: FileSink }) => void;
+
+export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await execOnce(ctx, name, request, sink);
+      return await execOnce(ctx, name, request, sink, attach);
     } catch (error) {
       if (!(error instanceof JoinFailedError) || attempt >= JOIN_ATTEMPTS || request.signal?.aborted) throw error;
       await Bun.sleep(25 * attempt);
@@ -66,7 +73,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
   }
 }
 
-async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   const record = ctx.store.read(name);
   if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
   if (!ctx.store.livePid(name)) throw new RuntimeError("FAILED", `VM ${name} is not running; start it first`);
@@ -85,8 +92,9 @@ async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, 
 
   const proc = Bun.spawn(
     ctx.crun.argv(["--log", `file:${logFile}`, "--log-format", "json", "exec", "--process", processFile, "--cgroup", sub, ctx.paths.containerId(name)]),
-    { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+    { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
+  if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink });
   let exited = false;
   const exitCode = proc.exited.finally(() => (exited = true));
   let cancelReason: "timeout" | "abort" | undefined;

@@ -6,6 +6,7 @@ import { detectCgroupLayout } from "./cgroup-layout";
 import type { DriverContext } from "./context";
 import { Crun } from "./crun";
 import { execInVm } from "./exec";
+import { openTerminal } from "./terminal";
 import { cleanUpIncomplete } from "./incomplete";
 import { createVm, removeVm, startVm, stopVm } from "./lifecycle";
 import { probeLocal } from "./probe";
@@ -96,6 +97,10 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     exec: async (name, request, sink) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
       return execInVm(await context(), name, request, sink);
+    },
+    openTerminal: (name, request, output) => {
+      if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
+      return openTerminal(context(), name, request, output);
     },
     inspect: async (name) => (isValidName(name) ? store.info(name) : undefined),
     list: async (labels) =>

@@ -1,0 +1,135 @@
+// An interactive shell in a running VM under a PTY made inside the guest, by the guest's own `script`
+// (util-linux; Debian's essential bsdutils). crun 1.8.1's own `exec --tty` needs a terminal on crun's
+// stdin or an fd passed over a console socket (SCM_RIGHTS), neither of which Bun offers; here stdin and
+// output stay plain pipes to crun, and nothing of the shell runs on the host.
+//
+// A resize runs `stty -F /dev/pts/N rows R cols C` in the VM as a second exec (argv, no shell; ~20 ms):
+// the kernel then sends SIGWINCH to the terminal's foreground programs. N is the controlling terminal of
+// script's child, read by the host from /proc (tty_nr), never from anything the guest says.
+import type { FileSink } from "bun";
+import { readFileSync } from "node:fs";
+import type { ExecResult, TerminalHandle, TerminalRequest } from "../driver";
+import type { DriverContext } from "./context";
+import { execInVm } from "./exec";
+
+/** The PTY slave majors (UNIX98_PTY_SLAVE_MAJOR 136, 8 majors of 256 minors each). */
+const PTS_MAJORS = { first: 136, count: 8 };
+const RESIZE_TIMEOUT_MS = 5000;
+
+/** The guest-side command: size the fresh PTY, then the image's bash (sh without it), interactive. */
+export function terminalArgv(rows: number, cols: number): string[] {
+  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) throw new Error(`bad terminal size ${rows}x${cols}`);
+  const inner = `stty rows ${rows} cols ${cols}; if command -v bash >/dev/null 2>&1; then export SHELL="$(command -v bash)"; exec bash -i; else export SHELL=/bin/sh; exec sh -i; fi`;
+  // -q: no "Script started" banner; -e: script exits with the shell's code; the session log is thrown away.
+  return ["script", "-q", "-e", "-c", inner, "/dev/null"];
+}
+
+/** /dev/pts/N from a /proc/<pid>/stat line's tty_nr (field 7), or undefined when it is no PTY slave. */
+export function ptsFromStat(stat: string): string | undefined {
+  // comm (field 2) may hold spaces and parentheses: the fields after it start at the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ttyNr = Number(fields[4]);
+  const major = (ttyNr >> 8) & 0xfff;
+  const minor = (ttyNr & 0xff) | ((ttyNr >> 12) & 0xfff00);
+  if (!Number.isInteger(ttyNr) || major < PTS_MAJORS.first || major >= PTS_MAJORS.first + PTS_MAJORS.count) return undefined;
+  return `/dev/pts/${(major - PTS_MAJORS.first) * 256 + minor}`;
+}
+
+function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** The guest PTY of the shell under crun exec `crunPid`: crun → script → the shell, whose controlling terminal it is. */
+function findPts(crunPid: number): string | undefined {
+  for (const script of children(crunPid)) {
+    for (const shell of children(script)) {
+      try {
+        const pts = ptsFromStat(readFileSync(`/proc/${shell}/stat`, "utf8"));
+        if (pts) return pts;
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+  return undefined;
+}
+
+export function openTerminal(ctx: Promise<DriverContext>, name: string, request: TerminalRequest, output: (chunk: Uint8Array) => void): TerminalHandle {
+  const { rows, cols, ...exec } = request;
+  let stdin: FileSink | undefined;
+  let crunPid: number | undefined;
+  let pts: string | undefined;
+  let inputEnded = false;
+  /** Typed before crun started: written once it has. */
+  const early: Uint8Array[] = [];
+  const send = (data: Uint8Array) => {
+    try {
+      stdin!.write(data);
+      stdin!.flush();
+    } catch {
+      // The shell is gone: what was typed after it has nowhere to go.
+    }
+  };
+  const result: Promise<ExecResult> = ctx.then((context) =>
+    execInVm(context, name, { ...exec, argv: terminalArgv(rows, cols) }, { stdout: output, stderr: output }, (started) => {
+      ({ stdin, pid: crunPid } = started);
+      pts = undefined;
+      for (const data of early.splice(0)) send(data);
+      if (inputEnded) void stdin.end();
+    }),
+  );
+
+  /** A resize right after opening may come before script has started the shell: wait for it a little. */
+  async function waitForPts(): Promise<string | undefined> {
+    const deadline = performance.now() + RESIZE_TIMEOUT_MS;
+    for (;;) {
+      const found = crunPid === undefined ? undefined : findPts(crunPid);
+      if (found || performance.now() > deadline) return found;
+      await Bun.sleep(20);
+    }
+  }
+
+  // One stty at a time; a burst of resizes (a window being dragged) ends with the last size.
+  let wanted: { rows: number; cols: number } | undefined;
+  let resizing: Promise<void> | undefined;
+  async function applyResizes(context: DriverContext): Promise<void> {
+    while (wanted) {
+      const size = wanted;
+      wanted = undefined;
+      pts ??= await waitForPts();
+      if (!pts) continue; // the shell never came up, or is gone
+      const argv = ["stty", "-F", pts, "rows", String(size.rows), "cols", String(size.cols)];
+      await execInVm(context, name, { argv, cwd: "/", timeoutMs: RESIZE_TIMEOUT_MS }, { stdout: () => {}, stderr: () => {} }).catch(() => undefined);
+    }
+  }
+
+  return {
+    write(data) {
+      if (inputEnded) return;
+      if (stdin) send(data);
+      else early.push(data);
+    },
+    closeInput() {
+      if (inputEnded) return;
+      inputEnded = true;
+      if (stdin) void stdin.end();
+    },
+    async resize(newRows, newCols) {
+      terminalArgv(newRows, newCols); // validates
+      wanted = { rows: newRows, cols: newCols };
+      resizing ??= (async () => {
+        try {
+          await applyResizes(await ctx);
+        } finally {
+          resizing = undefined;
+        }
+      })();
+      await resizing;
+    },
+    result,
+  };
+}
