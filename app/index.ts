@@ -1,8 +1,8 @@
 // createApp(deps): the whole HTTP surface, with no I/O of its own. main.ts and the tests provide deps.
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { bearerAuth } from "./http/auth";
 import { errorHandler } from "./http/error-handler";
+import { openApiDocument } from "./http/openapi-document";
 import type { Logger } from "./log";
 import { healthRoutes, type RuntimeStatus } from "./routes/health";
 import { sessionSandboxRoutes } from "./routes/session-sandbox";
@@ -51,18 +51,7 @@ export function createApp({ services, execService, egress, supervisor, images, t
     new Elysia({ normalize: false })
       .use(errorHandler(log))
       .use(bearerAuth(token))
-      .use(
-        openapi({
-          path: "/api/openapi",
-          specPath: OPENAPI_JSON_PATH,
-          provider: null, // the UI would load from a CDN; serve the document only
-          documentation: {
-            info: { title: "session-sandbox manager", version, description: "Sandbox VMs for OpenCode root sessions" },
-            components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-            security: [{ bearer: [] }],
-          },
-        }),
-      )
+      .use(openApiDocument(OPENAPI_JSON_PATH, { title: "session-sandbox manager", version, description: "Sandbox VMs for OpenCode root sessions" }))
       .use(healthRoutes(version, services.host, runtimeStatus))
       .use(sessionRoutes(services))
       .use(sessionSandboxRoutes(services))

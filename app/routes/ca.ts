@@ -11,10 +11,10 @@ function view(ca: ManagerCa): ManagerCaView {
 }
 
 export function caRoutes(ca: ManagerCa, log: Logger) {
-  return new Elysia({ prefix: "/api/ca" })
+  return new Elysia({ prefix: "/api/ca", tags: ["ca"] })
     .get("", () => view(ca), {
       response: { 200: ManagerCaView, ...errors(401) },
-      detail: { summary: "The manager CA's certificate (PEM), SHA-256 fingerprint and expiry; its key never leaves the manager" },
+      detail: { operationId: "getCa", summary: "The manager CA's certificate (PEM), SHA-256 fingerprint and expiry; its key never leaves the manager" },
     })
     .post(
       "/rotate",
@@ -30,7 +30,7 @@ export function caRoutes(ca: ManagerCa, log: Logger) {
       },
       {
         response: { 200: RotatedCa, ...errors(401, 503) },
-        detail: { summary: "Replace the manager CA with a new key; every VM trusts the new one from its next command (recreated, keeping its volume)" },
+        detail: { operationId: "rotateCa", summary: "Replace the manager CA with a new key; every VM trusts the new one from its next command (recreated, keeping its volume)" },
       },
     );
 }

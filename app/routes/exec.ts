@@ -4,7 +4,7 @@
 // Refusals before the command starts (not sandboxed, bad cwd, cap, runtime down) are ordinary 4xx/5xx JSON.
 import { Elysia, t } from "elysia";
 import { DomainError, RuntimeFailedError } from "../errors";
-import { parseJsonObject } from "../http/json-body";
+import { jsonObjectBody } from "../http/json-body";
 import { errors, ExecBody, SessionParams } from "../http/schemas";
 import type { Metrics } from "../metrics";
 import type { EgressProxies } from "../services/egress-proxies";
@@ -29,7 +29,7 @@ function refused(metrics: Metrics, error: unknown): never {
 }
 
 export function execRoutes(execService: ExecService, supervisor: Supervisor, metrics: Metrics, egress: EgressProxies) {
-  return new Elysia().post(
+  return new Elysia({ tags: ["exec"] }).post(
     "/api/sessions/:id/exec",
     async ({ params, body, request, server }) => {
       let prepared: Awaited<ReturnType<ExecService["prepare"]>>;
@@ -94,10 +94,10 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
     },
     {
       params: SessionParams,
-      parse: parseJsonObject,
+      parse: jsonObjectBody,
       body: ExecBody,
       response: { 200: t.String({ description: "NDJSON stream of ExecStreamEvent" }), ...errors(400, 401, 404, 409, 413, 415, 422, 429, 503) },
-      detail: { summary: "Run `sh -c <command>` in the session's VM; streams NDJSON (started, stdout/stderr base64 chunks, exit or error)" },
+      detail: { operationId: "exec", summary: "Run `sh -c <command>` in the session's VM; streams NDJSON (started, stdout/stderr base64 chunks, exit or error)" },
     },
   );
 }

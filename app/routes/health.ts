@@ -13,8 +13,8 @@ export type RuntimeStatus = {
 };
 
 export function healthRoutes(version: string, host: HostLimits, runtimeStatus: () => RuntimeStatus) {
-  return new Elysia().get("/api/health", () => ({ status: "ok" as const, version, runtime: runtimeStatus(), host }), {
+  return new Elysia({ tags: ["health"] }).get("/api/health", () => ({ status: "ok" as const, version, runtime: runtimeStatus(), host }), {
     response: { 200: Health },
-    detail: { summary: "Liveness, version, runtime in use (or why none is), host limits. No token needed." },
+    detail: { operationId: "getHealth", security: [], summary: "Liveness, version, runtime in use (or why none is), host limits. No token needed." },
   });
 }

@@ -1,16 +1,16 @@
 // /api/images: the guest images built or pulled on request — list, build or pull ahead of use, remove, prune.
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { parseJsonObject } from "../http/json-body";
+import { jsonObjectBody } from "../http/json-body";
 import { errors, ImageChoice, ImageView } from "../http/schemas";
 import type { ImageService } from "../images/image-service";
 import { sourceKeyOf } from "../images/image-choice";
 
 export function imageRoutes(images: ImageService) {
-  return new Elysia({ prefix: "/api/images" })
+  return new Elysia({ prefix: "/api/images", tags: ["images"] })
     .get("", () => ({ images: images.list() }), {
       response: { 200: t.Object({ images: t.Array(ImageView) }), ...errors(401) },
-      detail: { summary: "Every guest image: the built-in one and those built or pulled on request, with status, size and users" },
+      detail: { operationId: "listImages", summary: "Every guest image: the built-in one and those built or pulled on request, with status, size and users" },
     })
     .post(
       "",
@@ -22,17 +22,17 @@ export function imageRoutes(images: ImageService) {
         return { image: images.list().find((view) => view.image === key) ?? null };
       },
       {
-        parse: parseJsonObject,
+        parse: jsonObjectBody,
         body: ImageChoice,
         response: { 202: t.Object({ image: t.Nullable(ImageView) }), ...errors(400, 401, 413, 415, 422) },
-        detail: { summary: "Build or pull an image now, in the background (progress: `image` events on /api/events); a ready one is reused" },
+        detail: { operationId: "prepareImage", summary: "Build or pull an image now, in the background (progress: `image` events on /api/events); a ready one is reused" },
       },
     )
     .post(
       "/prune",
       ({ body }) => ({ ...images.prune({ olderThanMs: body.olderThanMs ?? 0, dryRun: body.dryRun ?? false }), dryRun: body.dryRun ?? false }),
       {
-        parse: parseJsonObject,
+        parse: jsonObjectBody,
         body: t.Object(
           {
             olderThanMs: t.Optional(Type.Integer({ minimum: 0, description: "Only images last used at least this long ago; default 0" })),
@@ -41,7 +41,7 @@ export function imageRoutes(images: ImageService) {
           { additionalProperties: false },
         ),
         response: { 200: t.Object({ removed: t.Array(t.String()), freedBytes: Type.Integer(), dryRun: t.Boolean() }), ...errors(400, 401, 413, 415, 422) },
-        detail: { summary: "Remove every image no setting, session or VM uses (the built-in image stays)" },
+        detail: { operationId: "pruneImages", summary: "Remove every image no setting, session or VM uses (the built-in image stays)" },
       },
     )
     .delete(
@@ -53,7 +53,7 @@ export function imageRoutes(images: ImageService) {
       {
         params: t.Object({ image: t.String({ minLength: 1, maxLength: 1024 }) }),
         response: { 200: t.Object({ removed: t.String() }), ...errors(401, 404, 409) },
-        detail: { summary: "Remove one cached image by its key (GET /api/images); refused while a setting, session or VM uses it" },
+        detail: { operationId: "removeImage", summary: "Remove one cached image by its key (GET /api/images); refused while a setting, session or VM uses it" },
       },
     );
 }

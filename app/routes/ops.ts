@@ -11,7 +11,7 @@ const HEARTBEAT_MS = 15_000;
 const DoctorCheck = t.Object({ name: t.String(), ok: t.Boolean(), required: t.Boolean(), detail: t.String(), fix: t.Nullable(t.String()) });
 
 export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => DoctorReport) {
-  return new Elysia()
+  return new Elysia({ tags: ["ops"] })
     .get(
       "/api/events",
       ({ request, server }) => {
@@ -38,7 +38,7 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
       },
       {
         response: { 200: t.String({ description: "text/event-stream: `event: vm|exec|image|secret` with a JSON SandboxEvent" }), ...errors(401) },
-        detail: { summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, exec started/finished, image progress, and secret substituted (names, never values)" },
+        detail: { operationId: "streamEvents", summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, exec started/finished, image progress, and secret substituted (names, never values)" },
       },
     )
     .get(
@@ -46,11 +46,11 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
       async () => new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } }),
       {
         response: { 200: t.String({ description: "Prometheus text format" }), ...errors(401) },
-        detail: { summary: "Prometheus metrics: running VMs and the cap, boots, execs, evictions, removals and refusals" },
+        detail: { operationId: "getMetrics", summary: "Prometheus metrics: running VMs and the cap, boots, execs, evictions, removals and refusals" },
       },
     )
     .get("/api/doctor", () => doctor(), {
       response: { 200: t.Object({ ok: t.Boolean(), checks: t.Array(DoctorCheck) }), ...errors(401) },
-      detail: { summary: "Checks the runtime, KVM, msb, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix" },
+      detail: { operationId: "getDoctorReport", summary: "Checks the runtime, KVM, msb, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix" },
     });
 }

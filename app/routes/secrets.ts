@@ -5,8 +5,8 @@ import { ConfiguredSecret, errors } from "../http/schemas";
 import type { Services } from "../services";
 
 export function secretRoutes({ secretGrants }: Services) {
-  return new Elysia().get("/api/secrets", () => ({ secrets: secretGrants.configured() }), {
+  return new Elysia({ tags: ["secrets"] }).get("/api/secrets", () => ({ secrets: secretGrants.configured() }), {
     response: { 200: t.Object({ secrets: t.Array(ConfiguredSecret) }), ...errors(401) },
-    detail: { summary: "The configured secrets (SANDBOX_SECRETS): name, hosts and scope; grant one to a root session with PUT /api/session-sandbox/:id {\"secrets\": [...]}" },
+    detail: { operationId: "listSecrets", summary: "The configured secrets (SANDBOX_SECRETS): name, hosts and scope; grant one to a root session with PUT /api/session-sandbox/:id {\"secrets\": [...]}" },
   });
 }

@@ -1,22 +1,23 @@
 // /api/session-sandbox/:id: a session's sandbox mode and resources.
 import { Elysia } from "elysia";
-import { parseJsonObject } from "../http/json-body";
+import { jsonObjectBody } from "../http/json-body";
 import { errors, SessionParams, SessionSandbox, SessionSandboxUpdate } from "../http/schemas";
 import type { Services } from "../services";
 
 export function sessionSandboxRoutes({ sessionSandbox }: Services) {
-  return new Elysia({ prefix: "/api/session-sandbox" })
+  return new Elysia({ prefix: "/api/session-sandbox", tags: ["session-sandbox"] })
     .get("/:id", ({ params }) => sessionSandbox.get(params.id), {
       params: SessionParams,
       response: { 200: SessionSandbox, ...errors(400, 401, 404, 409, 422) },
-      detail: { summary: "A session's effective sandbox mode, its source, resources and VM name" },
+      detail: { operationId: "getSessionSandbox", summary: "A session's effective sandbox mode, its source, resources and VM name" },
     })
     .put("/:id", ({ params, body }) => sessionSandbox.update(params.id, body), {
       params: SessionParams,
-      parse: parseJsonObject,
+      parse: jsonObjectBody,
       body: SessionSandboxUpdate,
       response: { 200: SessionSandbox, ...errors(400, 401, 404, 409, 413, 415, 422) },
       detail: {
+        operationId: "updateSessionSandbox",
         summary:
           "Toggle a root session's sandbox, set or clear (null) its resource, network and image overrides, and replace its secret grants; " +
           "a change of network policy or secrets, or a toggle-off, cuts the VM's open egress connections at once",

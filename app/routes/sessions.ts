@@ -1,11 +1,11 @@
 // /api/sessions: register, list, get and delete OpenCode sessions.
 import { Elysia, t } from "elysia";
-import { parseJsonObject } from "../http/json-body";
+import { jsonObjectBody } from "../http/json-body";
 import { DeletedSessions, ListedSession, errors, RegisterSessionBody, Session, SessionParams } from "../http/schemas";
 import type { Services } from "../services";
 
 export function sessionRoutes({ sessions }: Services) {
-  return new Elysia({ prefix: "/api/sessions" })
+  return new Elysia({ prefix: "/api/sessions", tags: ["sessions"] })
     .post(
       "",
       ({ body, status }) => {
@@ -13,24 +13,24 @@ export function sessionRoutes({ sessions }: Services) {
         return created ? status(201, session) : status(200, session);
       },
       {
-        parse: parseJsonObject,
+        parse: jsonObjectBody,
         body: RegisterSessionBody,
         response: { 200: Session, 201: Session, ...errors(400, 401, 404, 409, 413, 415, 422) },
-        detail: { summary: "Register a session (201), or confirm an identical registration (200). Different data for a known id is a 409." },
+        detail: { operationId: "registerSession", summary: "Register a session (201), or confirm an identical registration (200). Different data for a known id is a 409." },
       },
     )
     .get("", () => ({ sessions: sessions.list() }), {
       response: { 200: t.Object({ sessions: t.Array(ListedSession) }), ...errors(401) },
-      detail: { summary: "List every registered session; rootSessionID is null where a stored parent chain is broken" },
+      detail: { operationId: "listSessions", summary: "List every registered session; rootSessionID is null where a stored parent chain is broken" },
     })
     .get("/:id", ({ params }) => sessions.get(params.id), {
       params: SessionParams,
       response: { 200: Session, ...errors(400, 401, 404, 409, 422) },
-      detail: { summary: "Get a session with its root" },
+      detail: { operationId: "getSession", summary: "Get a session with its root" },
     })
     .delete("/:id", ({ params }) => ({ deleted: sessions.delete(params.id) }), {
       params: SessionParams,
       response: { 200: DeletedSessions, ...errors(401, 404, 422) },
-      detail: { summary: "Delete a session and all its descendants" },
+      detail: { operationId: "deleteSession", summary: "Delete a session and all its descendants" },
     });
 }

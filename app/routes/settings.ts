@@ -1,19 +1,19 @@
 // /api/settings/sandbox: server-wide settings.
 import { Elysia } from "elysia";
-import { parseJsonObject } from "../http/json-body";
+import { jsonObjectBody } from "../http/json-body";
 import { errors, SandboxSettings, SandboxSettingsPatch } from "../http/schemas";
 import type { Services } from "../services";
 
 export function settingsRoutes({ settings }: Services) {
-  return new Elysia({ prefix: "/api/settings" })
+  return new Elysia({ prefix: "/api/settings", tags: ["settings"] })
     .get("/sandbox", () => settings.get(), {
       response: { 200: SandboxSettings, ...errors(401) },
-      detail: { summary: "The effective server-wide sandbox settings" },
+      detail: { operationId: "getSettings", summary: "The effective server-wide sandbox settings" },
     })
     .patch("/sandbox", ({ body }) => settings.patch(body), {
-      parse: parseJsonObject,
+      parse: jsonObjectBody,
       body: SandboxSettingsPatch,
       response: { 200: SandboxSettings, ...errors(400, 401, 413, 415, 422) },
-      detail: { summary: "Change settings; a key set to null returns to its default (env, then built-in)" },
+      detail: { operationId: "updateSettings", summary: "Change settings; a key set to null returns to its default (env, then built-in)" },
     });
 }

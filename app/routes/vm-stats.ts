@@ -26,14 +26,14 @@ export const VmStats = t.Object(
 );
 
 export function vmStatsRoutes(stats: VmStatsService) {
-  return new Elysia({ prefix: "/api/vms" })
+  return new Elysia({ prefix: "/api/vms", tags: ["vms"] })
     .get("/stats", async () => ({ vms: await stats.all() }), {
       response: { 200: t.Object({ vms: t.Array(VmStats) }), ...errors(401) },
-      detail: { summary: "Usage of every VM the manager knows: CPU seconds, memory, pids, disk" },
+      detail: { operationId: "listVmStats", summary: "Usage of every VM the manager knows: CPU seconds, memory, pids, disk" },
     })
     .get("/:name/stats", ({ params }) => stats.of(params.name), {
       params: VmParams,
       response: { 200: VmStats, ...errors(401, 404, 422) },
-      detail: { summary: "One VM's usage now: CPU seconds, memory, pids and their limits, its home volume's disk" },
+      detail: { operationId: "getVmStats", summary: "One VM's usage now: CPU seconds, memory, pids and their limits, its home volume's disk" },
     });
 }

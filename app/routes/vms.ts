@@ -1,7 +1,7 @@
 // /api/vms: what VMs the supervisor knows, and removing one by name.
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { parseJsonObject } from "../http/json-body";
+import { jsonObjectBody } from "../http/json-body";
 import { errors, Vm, VmParams } from "../http/schemas";
 import type { Supervisor } from "../supervisor/supervisor";
 import type { BindMount } from "../../runtime/driver";
@@ -13,7 +13,7 @@ function topLevelMounts(mounts: BindMount[]): string[] {
 }
 
 export function vmRoutes(supervisor: Supervisor) {
-  return new Elysia({ prefix: "/api/vms" })
+  return new Elysia({ prefix: "/api/vms", tags: ["vms"] })
     .get(
       "",
       () => ({
@@ -28,13 +28,13 @@ export function vmRoutes(supervisor: Supervisor) {
           lastStopReason: r.lastStopReason,
         })),
       }),
-      { response: { 200: t.Object({ vms: t.Array(Vm) }), ...errors(401) }, detail: { summary: "Every VM the manager knows, with status, spec and use times" } },
+      { response: { 200: t.Object({ vms: t.Array(Vm) }), ...errors(401) }, detail: { operationId: "listVms", summary: "Every VM the manager knows, with status, spec and use times" } },
     )
     .post(
       "/sweep",
       async ({ body }) => ({ removed: await supervisor.sweep(body.idleForMs, { dryRun: body.dryRun ?? false }), dryRun: body.dryRun ?? false }),
       {
-        parse: parseJsonObject,
+        parse: jsonObjectBody,
         body: t.Object(
           {
             idleForMs: t.Optional(Type.Integer({ minimum: 0, description: "Default: max(idleStopMinutes, execTimeoutMs); given, the reason is \"manual\"" })),
@@ -43,7 +43,7 @@ export function vmRoutes(supervisor: Supervisor) {
           { additionalProperties: false },
         ),
         response: { 200: t.Object({ removed: t.Array(t.String()), dryRun: t.Boolean() }), ...errors(400, 401, 413, 415, 422) },
-        detail: { summary: "Run the idle sweep now: remove every VM (and its volume) unused for idleForMs; dryRun only lists them" },
+        detail: { operationId: "sweepVms", summary: "Run the idle sweep now: remove every VM (and its volume) unused for idleForMs; dryRun only lists them" },
       },
     )
     .delete(
@@ -55,7 +55,7 @@ export function vmRoutes(supervisor: Supervisor) {
       {
         params: VmParams,
         response: { 200: t.Object({ removed: t.String() }), ...errors(401, 404, 422, 503) },
-        detail: { summary: "Remove a VM and its data volume (its running commands are cancelled)" },
+        detail: { operationId: "removeVm", summary: "Remove a VM and its data volume (its running commands are cancelled)" },
       },
     );
 }

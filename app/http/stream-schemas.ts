@@ -1,0 +1,88 @@
+// Schemas of what the two streaming routes send, for the OpenAPI document: the NDJSON lines of
+// POST /api/sessions/:id/exec and the frames of GET /api/events. The TypeScript types stay where they are
+// used; the checks at the bottom fail the typecheck when a type and its schema drift apart.
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import type { SandboxEvent as SandboxEventType } from "../events/event-bus";
+import type { ExecStreamEvent as ExecStreamEventType } from "../routes/exec";
+
+const at = Type.Integer({ description: "When it happened, Unix epoch milliseconds" });
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const literals = <const L extends string[]>(...values: L) => Type.Unsafe<L[number]>({ type: "string", enum: values });
+
+const StopReason = literals("idle", "cap", "toggle-off", "deleted", "spec-change", "crash", "sweep", "manual", "disabled", "recovery");
+
+/** One line of the exec stream (application/x-ndjson). */
+export const ExecStreamEvent = Type.Union(
+  [
+    Type.Object({ type: Type.Literal("started"), vmName: Type.String(), callID: nullable(Type.String()) }),
+    Type.Object({ type: literals("stdout", "stderr"), data: Type.String({ contentEncoding: "base64", description: "A chunk of output, base64" }) }),
+    Type.Object({ type: Type.Literal("exit"), exitCode: Type.Integer(), timedOut: Type.Boolean(), cancelled: Type.Boolean() }),
+    Type.Object({ type: Type.Literal("error"), code: Type.String(), message: Type.String() }, { description: "The runtime failed mid-command" }),
+    Type.Object({ type: Type.Literal("heartbeat") }, { description: "Sent every 15 s while the command is quiet; skip it" }),
+  ],
+  { description: "One line of the exec stream: started, then stdout/stderr chunks, then exit (or error); heartbeats in between" },
+);
+
+/** The JSON in the `data:` field of an event frame. */
+export const SandboxEvent = Type.Union(
+  [
+    Type.Object({
+      type: Type.Literal("vm"),
+      vmName: Type.String(),
+      rootSessionID: nullable(Type.String()),
+      status: literals("booting", "running", "stopped", "evicted", "removed", "actor-crashed"),
+      reason: nullable(StopReason),
+      at,
+    }),
+    Type.Object({
+      type: Type.Literal("exec"),
+      phase: literals("started", "finished"),
+      vmName: Type.String(),
+      rootSessionID: Type.String(),
+      callID: nullable(Type.String()),
+      exitCode: nullable(Type.Integer()),
+      timedOut: Type.Boolean(),
+      cancelled: Type.Boolean(),
+      at,
+    }),
+    Type.Object(
+      {
+        type: Type.Literal("image"),
+        image: Type.String({ description: "What was asked, normalized: default, recipe:<packages> or oci:<reference>" }),
+        phase: literals("building", "pulling", "progress", "ready", "failed", "removed"),
+        detail: nullable(Type.String()),
+        at,
+      },
+      { description: "An image being built or pulled: progress lines while it works, then ready or failed (with the reason)" },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal("secret"),
+        phase: Type.Literal("substituted"),
+        name: Type.String(),
+        host: Type.String({ description: "The request's target host" }),
+        rootSessionID: Type.String(),
+        vmName: Type.String(),
+        at,
+      },
+      { description: "The egress proxy put a secret's value into a request that went out (the name, never the value)" },
+    ),
+  ],
+  { description: "What happened to a VM, a command, an image or a secret, with its reason" },
+);
+
+/** One frame of the event stream (text/event-stream), field by field, as OpenAPI 3.2's itemSchema would say. */
+export const EventStreamFrame = Type.Object(
+  {
+    id: Type.Optional(Type.String({ description: "The event's id: send it back as Last-Event-ID to resume after it" })),
+    event: Type.String({ description: "The event's type: vm, exec, image, secret, …" }),
+    data: Type.String({ contentMediaType: "application/json", contentSchema: Type.Ref("#/components/schemas/SandboxEvent"), description: "The event, one line of JSON" }),
+    retry: Type.Optional(Type.Integer({ description: "How long a client waits before it reconnects, ms" })),
+  },
+  { description: "One frame of the stream: `id:`, `event:`, `data:` lines and a blank line; `: comment` lines are heartbeats" },
+);
+
+// Each schema describes exactly its type: assignable both ways.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+true satisfies Same<Static<typeof ExecStreamEvent>, ExecStreamEventType>;
+true satisfies Same<Static<typeof SandboxEvent>, SandboxEventType>;
