@@ -55,29 +55,30 @@ export function reportFailure(name: string, failure: Failure, json = false): voi
   }
 }
 
-/** Runs one admin command; `main` returns its exit code (default 0) or throws. Sets process.exitCode. */
-export async function runCommand<O extends OptionsConfig>(spec: CommandSpec<O>, main: (context: Context<O>) => Promise<ExitCode | void>): Promise<void> {
-  const argv = process.argv.slice(2);
+/** Runs one admin command on `argv`; `main` returns its exit code (default 0) or throws. Resolves to the exit code. */
+export async function executeCommand<O extends OptionsConfig>(spec: CommandSpec<O>, argv: string[], main: (context: Context<O>) => Promise<ExitCode | void>): Promise<number> {
   let tokenProblem: string | undefined;
-  let code: number;
   try {
     const { values, positionals } = parse(spec, argv);
     if (values.help) {
       process.stdout.write(`${spec.help.trim()}\n\n  --json   machine-readable output (stable keys, ISO 8601 times)\n  -h, --help\n\n${EXIT_HELP}\n`);
-      process.exitCode = EXIT.ok;
-      return;
+      return EXIT.ok;
     }
     const connection = resolveConnection(process.env);
     tokenProblem = connection.tokenProblem;
     const out = makeOutput({ json: Boolean(values.json), env: process.env, isTty: Boolean(process.stdout.isTTY) });
     const client = createClient({ url: connection.url, token: connection.token });
-    code = (await main({ values, positionals, out, connection, client })) ?? EXIT.ok;
+    return (await main({ values, positionals, out, connection, client })) ?? EXIT.ok;
   } catch (error) {
     const failure = describeFailure(error, { command: spec.name, tokenProblem });
     reportFailure(spec.name, failure, argv.includes("--json"));
-    code = failure.exitCode;
+    return failure.exitCode;
   }
-  process.exitCode = code;
+}
+
+/** Runs one admin command on the process's arguments and sets process.exitCode. */
+export async function runCommand<O extends OptionsConfig>(spec: CommandSpec<O>, main: (context: Context<O>) => Promise<ExitCode | void>): Promise<void> {
+  process.exitCode = await executeCommand(spec, process.argv.slice(2), main);
 }
 
 /** Refuses extra or missing positionals with the usage line. */

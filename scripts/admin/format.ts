@@ -42,3 +42,16 @@ export function formatDuration(ms: number): string {
   for (const [unit, size] of units) if (ms % size === 0) return `${ms / size}${unit}`;
   return `${ms}ms`;
 }
+
+/** 512 → "512B", 1536 → "1.5KiB", 268435456 → "256MiB": binary units, one decimal below 10. */
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const text = unit === 0 || value >= 10 ? Math.round(value).toString() : value.toFixed(1).replace(/\.0$/, "");
+  return `${text}${units[unit]}`;
+}
