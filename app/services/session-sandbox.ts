@@ -101,11 +101,14 @@ export function createSessionSandboxService(
     const image = change.image ? normalizeImage(change.image) : change.image;
     const before = get(id);
 
-    const toggled = change.sandboxed !== undefined;
+    // The toggle time is when the mode last changed by choice: repeating the explicit choice a root already
+    // has (`sandbox X on` when it is on) keeps it; a first explicit choice, even of the same mode, sets it.
+    const explicit = change.sandboxed !== undefined;
+    const toggled = explicit && (change.sandboxed !== session.sandboxed || session.modeSource !== "explicit");
     const resources = change.resources;
     repo.updateMode(id, {
       sandboxed: change.sandboxed ?? session.sandboxed,
-      modeSource: toggled ? "explicit" : session.modeSource,
+      modeSource: explicit ? "explicit" : session.modeSource,
       toggledAt: toggled ? now() : session.toggledAt,
       cpusOverride: resources === null ? null : (resources?.cpus ?? session.cpusOverride),
       memoryMibOverride: resources === null ? null : (resources?.memoryMib ?? session.memoryMibOverride),

@@ -98,6 +98,18 @@ describe("PUT /api/session-sandbox/:id", () => {
     expect(await t.client.sandbox.get("ses_root")).toMatchObject({ sandboxed: false });
   });
 
+  test("sandbox X on when X is already on → toggledAt kept; a default-on root's first explicit on → toggledAt now", async () => {
+    clock = 10_000;
+    expect(await t.client.sandbox.set("ses_root", { sandboxed: true })).toMatchObject({ sandboxed: true, source: "explicit", toggledAt: 10_000 });
+    clock = 20_000;
+    expect(await t.client.sandbox.set("ses_root", { sandboxed: true })).toMatchObject({ sandboxed: true, source: "explicit", toggledAt: 10_000 });
+    clock = 30_000;
+    await t.client.sandbox.set("ses_root", { sandboxed: false });
+    clock = 40_000;
+    expect(await t.client.sandbox.set("ses_root", { sandboxed: false })).toMatchObject({ sandboxed: false, toggledAt: 30_000 });
+    expect(await t.client.sandbox.set("ses_root", { sandboxed: true })).toMatchObject({ sandboxed: true, toggledAt: 40_000 });
+  });
+
   test("resources → override merged per field; null clears it", async () => {
     await t.client.sandbox.set("ses_root", { resources: { cpus: 3 } });
     const merged = await t.client.sandbox.set("ses_root", { resources: { memoryMib: 1024 } });
