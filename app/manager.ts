@@ -12,6 +12,7 @@ import type { LifecycleEvent } from "./services/lifecycle-events";
 import type { EnvDefaults } from "./services/settings";
 import { createSupervisor, type Supervisor } from "./supervisor/supervisor";
 import { createEventBus } from "./events/event-bus";
+import { publishLifecycle } from "./events/lifecycle-publisher";
 import { createMetrics, type Metrics } from "./metrics";
 import type { DoctorReport } from "./services/doctor";
 import { createEgressProxies, type EgressProxies } from "./services/egress-proxies";
@@ -110,8 +111,9 @@ function logEvents(events: ReturnType<typeof createEventBus>, log: Logger): void
     for await (const event of events.subscribe(stop.signal)) {
       if (event.type === "vm") log.info(`vm ${event.status}`, { ...event });
       else if (event.type === "image") (event.phase === "progress" ? log.debug : log.info)(`image ${event.phase}`, { ...event });
-      else if (event.type === "secret") log.debug(`secret ${event.phase}`, { ...event });
-      else log.debug(`exec ${event.phase}`, { ...event });
+      else if (event.type === "secret" || event.type === "exec") log.debug(`${event.type} ${event.phase}`, { ...event });
+      else if (event.type === "overflow") log.warn("event log fell behind", { ...event });
+      else if (event.type !== "replay-gap") log.info(`${event.type} event`, { ...event });
     }
   })();
 }
@@ -134,6 +136,7 @@ export function createManager(deps: ManagerDeps) {
   let images: ImageService | undefined;
   let revocation: EgressRevocation | undefined;
   const driver = deps.driver;
+  const events = createEventBus();
   const services = createServices({
     db: deps.db,
     host: deps.host,
@@ -143,6 +146,7 @@ export function createManager(deps: ManagerDeps) {
       // Connections are cut before the removal is even queued: revocation does not wait for the actor.
       revocation?.onLifecycle(event);
       if (supervisor && images) onLifecycle(supervisor, images, event);
+      publishLifecycle(events, event, (deps.now ?? Date.now)());
     },
     normalizeImage: imageNormalizerFor(driver?.kind),
     protectedDirs: deps.protectedDirs,
@@ -157,7 +161,6 @@ export function createManager(deps: ManagerDeps) {
       return false; // deleted, or its chain is broken
     }
   };
-  const events = createEventBus();
   let metrics: Metrics | undefined;
   supervisor = createSupervisor({
     driver: deps.driver,

@@ -1,39 +1,97 @@
-// The manager's event stream (GET /api/events, server-sent events) as an async iterator.
+// The manager's event stream (GET /api/events, server-sent events) as an async iterator that reconnects
+// with the last event id, so a dropped connection loses nothing the manager still buffers.
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { SandboxEvent } from "../app/events/event-bus";
 import { ManagerUnreachableError, toSdkError } from "./errors";
 
 export type { SandboxEvent } from "../app/events/event-bus";
 
-/** Yields events until `signal` aborts or the manager goes away (then it throws ManagerUnreachableError). */
-export async function* eventStream(base: { url: string; token: string; fetcher?: typeof fetch }, signal?: AbortSignal): AsyncGenerator<SandboxEvent> {
+export type EventStreamOptions = {
+  /** Start after this event id (an event's `id`): the manager replays what it still buffers after it. */
+  since?: string;
+  /** Reconnect when the connection drops or the manager cannot be reached (default true), resuming after the last event. */
+  reconnect?: boolean;
+  /** The longest wait between two reconnection attempts (default 30 s); the first waits the server's `retry:`. */
+  maxBackoffMs?: number;
+};
+
+type Base = { url: string; token: string; fetcher?: typeof fetch };
+
+const DEFAULT_RETRY_MS = 2_000;
+const DEFAULT_MAX_BACKOFF_MS = 30_000;
+/** An event larger than this is a broken stream, not something to buffer. */
+const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+/** A wait that ends early (false) when `signal` aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const done = (value: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(value);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** One connection: its events, in order, until the body ends or breaks (then it throws). */
+async function* connection(
+  base: Base,
+  lastEventId: string | undefined,
+  signal: AbortSignal | undefined,
+  on: { open(): void; retry(ms: number): void },
+): AsyncGenerator<EventSourceMessage> {
+  const headers: Record<string, string> = { authorization: `Bearer ${base.token}`, accept: "text/event-stream" };
+  if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
   let response: Response;
   try {
-    response = await (base.fetcher ?? fetch)(`${base.url}/api/events`, { headers: { authorization: `Bearer ${base.token}`, accept: "text/event-stream" }, signal });
+    response = await (base.fetcher ?? fetch)(`${base.url}/api/events`, { headers, signal });
   } catch (error) {
-    if (signal?.aborted) return;
     throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${base.url}: ${(error as Error).message}`);
   }
+  if (response.status >= 500) throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the manager at ${base.url} answered ${response.status} to the event stream`);
   if (!response.ok || !response.body) throw toSdkError(response.status, await response.json().catch(() => response.statusText));
+  on.open();
+  const parsed: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => parsed.push(message), onRetry: on.retry, maxBufferSize: MAX_EVENT_CHARS });
   const decoder = new TextDecoder();
-  let buffered = "";
   try {
     for await (const chunk of response.body) {
-      buffered += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffered.indexOf("\n\n")) >= 0) {
-        const block = buffered.slice(0, end);
-        buffered = buffered.slice(end + 2);
-        const data = block
-          .split("\n")
-          .filter((line) => line.startsWith("data: "))
-          .map((line) => line.slice(6))
-          .join("\n");
-        if (data) yield JSON.parse(data) as SandboxEvent;
-      }
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      yield* parsed.splice(0);
     }
   } catch (error) {
-    if (signal?.aborted) return;
     throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the event stream from ${base.url} broke: ${(error as Error).message}`);
   }
-  if (!signal?.aborted) throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the event stream from ${base.url} ended`);
+  throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the event stream from ${base.url} ended`);
+}
+
+/**
+ * Yields events until `signal` aborts. When the connection drops it reconnects (after the server's
+ * `retry:`, then backing off up to `maxBackoffMs`) with the last event's id, so the manager replays what
+ * was missed; `replay-gap` and `overflow` events say when that was not possible. With `reconnect: false`
+ * it throws ManagerUnreachableError instead. Refusals (401, 422) always throw.
+ */
+export async function* eventStream(base: Base, signal?: AbortSignal, options: EventStreamOptions = {}): AsyncGenerator<SandboxEvent> {
+  const maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
+  let lastEventId = options.since;
+  let retryMs = DEFAULT_RETRY_MS;
+  let failures = 0;
+  while (!signal?.aborted) {
+    try {
+      const on = { open: () => (failures = 0), retry: (ms: number) => (retryMs = ms) };
+      for await (const message of connection(base, lastEventId, signal, on)) {
+        if (message.id) lastEventId = message.id;
+        yield JSON.parse(message.data) as SandboxEvent;
+      }
+    } catch (error) {
+      if (signal?.aborted) return;
+      if (!(error instanceof ManagerUnreachableError) || options.reconnect === false) throw error;
+      failures += 1;
+      if (!(await pause(Math.min(maxBackoffMs, retryMs * 2 ** (failures - 1)), signal))) return;
+    }
+  }
 }

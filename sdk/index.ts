@@ -3,13 +3,13 @@
 import { treaty } from "@elysiajs/eden";
 import type { App } from "../app/index";
 import { ManagerUnreachableError, toSdkError } from "./errors";
-import { eventStream } from "./events";
+import { eventStream, type EventStreamOptions } from "./events";
 import { execStream, runCollected, type ExecRequest } from "./exec";
 
 export * from "./errors";
 export * from "./arbiter";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
-export type { SandboxEvent } from "./events";
+export type { EventStreamOptions, SandboxEvent } from "./events";
 
 export type ClientOptions = {
   /** The manager's base URL, e.g. http://127.0.0.1:7878 */
@@ -74,8 +74,12 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     exec: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => execStream({ url, token, fetcher }, sessionId, request, signal),
     /** Runs a command and collects its output. */
     run: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => runCollected(execStream({ url, token, fetcher }, sessionId, request, signal)),
-    /** Server-sent events: VM lifecycle with reasons, and commands started/finished. Abort `signal` to stop. */
-    events: (signal?: AbortSignal) => eventStream({ url, token, fetcher }, signal),
+    /**
+     * Server-sent events (VMs, commands, images, secrets, sessions, toggles, settings), each with its `id`.
+     * Reconnects by itself with the last id, so nothing still buffered is lost; `replay-gap` and `overflow`
+     * events say when something was. `since`: start after that event id. Abort `signal` to stop.
+     */
+    events: (signal?: AbortSignal, options?: EventStreamOptions) => eventStream({ url, token, fetcher }, signal, options),
     /** Every precondition of a working sandbox, each problem with its fix. */
     doctor: () => unwrap(() => api.doctor.get(), url),
     vms: {

@@ -23,10 +23,14 @@ export const ExecStreamEvent = Type.Union(
   { description: "One line of the exec stream: started, then stdout/stderr chunks, then exit (or error); heartbeats in between" },
 );
 
+const id = Type.String({ description: "The event's id, a monotonic ULID: send it back as Last-Event-ID (or ?since=) to resume after it" });
+const notice = { description: "About the stream itself; it has no id" };
+
 /** The JSON in the `data:` field of an event frame. */
 export const SandboxEvent = Type.Union(
   [
     Type.Object({
+      id,
       type: Type.Literal("vm"),
       vmName: Type.String(),
       rootSessionID: nullable(Type.String()),
@@ -35,6 +39,7 @@ export const SandboxEvent = Type.Union(
       at,
     }),
     Type.Object({
+      id,
       type: Type.Literal("exec"),
       phase: literals("started", "finished"),
       vmName: Type.String(),
@@ -47,6 +52,7 @@ export const SandboxEvent = Type.Union(
     }),
     Type.Object(
       {
+        id,
         type: Type.Literal("image"),
         image: Type.String({ description: "What was asked, normalized: default, recipe:<packages> or oci:<reference>" }),
         phase: literals("building", "pulling", "progress", "ready", "failed", "removed"),
@@ -57,6 +63,7 @@ export const SandboxEvent = Type.Union(
     ),
     Type.Object(
       {
+        id,
         type: Type.Literal("secret"),
         phase: Type.Literal("substituted"),
         name: Type.String(),
@@ -67,8 +74,33 @@ export const SandboxEvent = Type.Union(
       },
       { description: "The egress proxy put a secret's value into a request that went out (the name, never the value)" },
     ),
+    Type.Object(
+      {
+        id,
+        type: Type.Literal("session"),
+        phase: Type.Literal("registered"),
+        sessionID: Type.String(),
+        parentID: nullable(Type.String()),
+        forkOf: nullable(Type.String()),
+        rootSessionID: Type.String(),
+        directory: Type.String(),
+        at,
+      },
+      { description: "A session was registered (an identical repeat is not an event)" },
+    ),
+    Type.Object({ id, type: Type.Literal("session"), phase: Type.Literal("deleted"), sessionID: Type.String(), at }, { description: "A session was deleted: one event per session, descendants included" }),
+    Type.Object({ id, type: Type.Literal("sandbox"), rootSessionID: Type.String(), sandboxed: Type.Boolean(), at }, { description: "A root session's sandbox was switched on or off" }),
+    Type.Object({ id, type: Type.Literal("settings"), keys: Type.Array(Type.String()), at }, { description: "The server-wide settings changed: the keys whose values changed" }),
+    Type.Object(
+      { type: Type.Literal("replay-gap"), lastEventID: Type.String(), oldestID: nullable(Type.String()), message: Type.String(), at },
+      { description: `${notice.description}: the buffer does not reach back to the Last-Event-ID (or ?since=) asked for; buffered events after it follow` },
+    ),
+    Type.Object(
+      { type: Type.Literal("overflow"), dropped: Type.Integer(), message: Type.String(), at },
+      { description: `${notice.description}: this client fell further behind than the buffer holds; \`dropped\` events are lost to it` },
+    ),
   ],
-  { description: "What happened to a VM, a command, an image or a secret, with its reason" },
+  { description: "What happened to a VM, a command, an image, a secret, a session, a sandbox or the settings, with its id; or a notice about the stream" },
 );
 
 /** One frame of the event stream (text/event-stream), field by field, as OpenAPI 3.2's itemSchema would say. */

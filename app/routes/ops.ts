@@ -1,12 +1,10 @@
 // Operating the manager: the event stream (SSE), Prometheus metrics, and the doctor report.
 import { Elysia, t } from "elysia";
-import type { EventBus } from "../events/event-bus";
+import { EVENT_ID_PATTERN, type EventBus } from "../events/event-bus";
+import { eventStreamResponse } from "../events/sse";
 import { errors } from "../http/schemas";
 import type { Metrics } from "../metrics";
 import type { DoctorReport } from "../services/doctor";
-
-const encoder = new TextEncoder();
-const HEARTBEAT_MS = 15_000;
 
 const DoctorCheck = t.Object({ name: t.String(), ok: t.Boolean(), required: t.Boolean(), detail: t.String(), fix: t.Nullable(t.String()) });
 
@@ -14,31 +12,18 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
   return new Elysia({ tags: ["ops"] })
     .get(
       "/api/events",
-      ({ request, server }) => {
+      ({ request, server, query }) => {
         server?.timeout(request, 0); // a quiet stream is not an idle connection
-        const stop = new AbortController();
-        request.signal.addEventListener("abort", () => stop.abort(), { once: true });
-        const stream = new ReadableStream<Uint8Array>({
-          async start(controller) {
-            controller.enqueue(encoder.encode(": connected\n\n"));
-            const heartbeat = setInterval(() => controller.enqueue(encoder.encode(": heartbeat\n\n")), HEARTBEAT_MS);
-            try {
-              for await (const event of events.subscribe(stop.signal)) {
-                controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
-              }
-            } catch {
-              // the client went away mid-write
-            } finally {
-              clearInterval(heartbeat);
-            }
-          },
-          cancel: () => stop.abort(),
-        });
-        return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-store" } });
+        // A reconnecting client's Last-Event-ID is newer than the ?since= of the URL it first opened.
+        return eventStreamResponse(events, request.signal, request.headers.get("last-event-id") ?? query.since);
       },
       {
-        response: { 200: t.String({ description: "text/event-stream: `event: vm|exec|image|secret` with a JSON SandboxEvent" }), ...errors(401) },
-        detail: { operationId: "streamEvents", summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, exec started/finished, image progress, and secret substituted (names, never values)" },
+        query: t.Object({ since: t.Optional(t.String({ pattern: EVENT_ID_PATTERN, description: "Replay the buffered events after this event id (as Last-Event-ID does)" })) }),
+        response: {
+          200: t.String({ description: "text/event-stream: `retry:`, then frames `id: <ULID>`, `event: vm|exec|image|secret|session|sandbox|settings` with a JSON SandboxEvent; `event: replay-gap|overflow` (no id) when events were missed" }),
+          ...errors(401, 422),
+        },
+        detail: { operationId: "streamEvents", summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, exec started/finished, image progress, secret substituted (names, never values), sessions registered/deleted, sandbox toggled, settings changed; Last-Event-ID or ?since= replays the last 10,000" },
       },
     )
     .get(

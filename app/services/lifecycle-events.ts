@@ -15,6 +15,12 @@ export type LifecycleEvent =
   /** forwardGitCredentials was switched: every root's git credentials changed. */
   | { type: "git-credentials-changed" }
   /** A setting or session now names this image: build or pull it in the background, before a command waits. */
-  | { type: "image-chosen"; choice: ImageChoice };
+  | { type: "image-chosen"; choice: ImageChoice }
+  /** A new session (not an identical repeat of a registration). */
+  | { type: "session-registered"; session: { id: string; parentID: string | null; forkOf: string | null; directory: string; rootSessionID: string } }
+  /** A root's sandbox was switched on or off (not a repeat of the value it had). */
+  | { type: "sandbox-toggled"; rootSessionId: string; sandboxed: boolean }
+  /** Settings whose values changed. */
+  | { type: "settings-changed"; keys: string[] };
 
 export type Notify = (event: LifecycleEvent) => void;

@@ -123,6 +123,7 @@ export function createSessionSandboxService(
     if (after.secrets.effective.join() !== before.secrets.effective.join()) notify({ type: "secrets-changed", rootSessionId: id });
     // The VM goes in the background: the toggle answers at once.
     if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionId: id });
+    if (after.sandboxed !== before.sandboxed) notify({ type: "sandbox-toggled", rootSessionId: id, sandboxed: after.sandboxed });
     return after;
   }
 

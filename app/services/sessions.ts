@@ -133,7 +133,9 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
         ...initialMode(input),
       };
       repo.insert(row);
-      return { session: view(row), created: true };
+      const session = view(row);
+      notify({ type: "session-registered", session });
+      return { session, created: true };
     },
 
     /** A root's mounts as pinned at its first command, or null before it. */

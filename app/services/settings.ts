@@ -124,6 +124,8 @@ export function createSettingsService(
     if (JSON.stringify(after.network) !== JSON.stringify(before.network)) notify({ type: "default-network-changed" });
     if (after.forwardGitCredentials !== before.forwardGitCredentials) notify({ type: "git-credentials-changed" });
     if (changes.image !== undefined) notify({ type: "image-chosen", choice: after.image });
+    const changed = (Object.keys(after) as (keyof SandboxSettings)[]).filter((key) => JSON.stringify(after[key]) !== JSON.stringify(before[key]));
+    if (changed.length > 0) notify({ type: "settings-changed", keys: changed });
     return after;
   }
 

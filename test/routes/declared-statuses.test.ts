@@ -133,6 +133,7 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
   "GET /api/events": {
     200: { elsewhere: "test/ops/events.test.ts" },
     401: { method: "GET", path: "/api/events", token: null },
+    422: { method: "GET", path: "/api/events?since=not-an-event-id" },
   },
   "GET /metrics": {
     200: { method: "GET", path: "/metrics" },

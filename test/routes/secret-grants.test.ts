@@ -127,8 +127,8 @@ describe("secret usage counting", () => {
     report({ vmName: "ocm-session-000000000001", rootSessionId: "ses_root", names: ["DEPLOY_KEY"], host: "b2.deploy.example.com", rules });
     await reading;
     expect(seen).toEqual([
-      { type: "secret", phase: "substituted", name: "DEPLOY_KEY", host: "a1.deploy.example.com", rootSessionID: "ses_root", vmName: "ocm-session-000000000001", at: 42 },
-      { type: "secret", phase: "substituted", name: "DEPLOY_KEY", host: "b2.deploy.example.com", rootSessionID: "ses_root", vmName: "ocm-session-000000000001", at: 42 },
+      { id: expect.any(String), type: "secret", phase: "substituted", name: "DEPLOY_KEY", host: "a1.deploy.example.com", rootSessionID: "ses_root", vmName: "ocm-session-000000000001", at: 42 },
+      { id: expect.any(String), type: "secret", phase: "substituted", name: "DEPLOY_KEY", host: "b2.deploy.example.com", rootSessionID: "ses_root", vmName: "ocm-session-000000000001", at: 42 },
     ]);
     expect(await metrics.registry.metrics()).toContain('sandbox_secret_substitutions_total{name="DEPLOY_KEY",host="*.deploy.example.com:8443"} 2');
   });
