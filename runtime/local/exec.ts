@@ -12,6 +12,7 @@ import { cgroupEmpty, createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, removeCgr
 import { readLog } from "./crun";
 import type { DriverContext } from "./context";
 import { handEgressSocketToVm } from "./egress-socket";
+import { holdStartupOutput } from "./startup-hold";
 import { defaultEnv, guestProcess } from "./oci-config";
 
 /** After the command exits, how long output still held open by its background children is read. */
@@ -114,20 +115,26 @@ async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, 
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) onAbort();
 
+  const hold = holdStartupOutput(sink);
   try {
-    const pumps = [pump(proc.stdout, (c) => sink.stdout(c)), pump(proc.stderr, (c) => sink.stderr(c))];
+    const pumps = [pump(proc.stdout, (c) => hold.sink.stdout(c)), pump(proc.stderr, (c) => hold.sink.stderr(c))];
     const code = await exitCode;
     // A background child still holding stdout must not keep this exec open; its later output is dropped.
     await Promise.race([Promise.all(pumps.map((p) => p.done)), Bun.sleep(DRAIN_AFTER_EXIT_MS)]);
     for (const p of pumps) p.stop();
     const crunError = readLog(logFile);
+    if (crunError && !cancelReason && joinFailed(crunError)) {
+      hold.discard(); // crun's own complaint, printed before the command ran; the attempt is retried
+      throw new JoinFailedError("FAILED", `exec in VM ${name} failed: ${crunError}`);
+    }
+    hold.release();
     if (crunError && !cancelReason) {
       if (/executable file .* not found/.test(crunError)) return { exitCode: 127, timedOut: false, cancelled: false };
-      if (joinFailed(crunError)) throw new JoinFailedError("FAILED", `exec in VM ${name} failed: ${crunError}`);
       throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${crunError}`);
     }
     return { exitCode: code, timedOut: cancelReason === "timeout", cancelled: cancelReason === "abort" };
   } finally {
+    hold.release();
     clearTimeout(timer);
     request.signal?.removeEventListener("abort", onAbort);
     rmSync(processFile, { force: true });
