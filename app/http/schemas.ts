@@ -48,7 +48,12 @@ export const Session = t.Object({
 export type Session = Static<typeof Session>;
 
 /** A session in a listing: one damaged parent chain must not hide every other session. */
-export const ListedSession = t.Object({ ...Session.properties, rootSessionID: t.Nullable(t.String()) });
+export const ListedSession = t.Object({
+  ...Session.properties,
+  rootSessionID: t.Nullable(t.String()),
+  sandboxed: t.Nullable(t.Boolean({ description: "Whether its commands run sandboxed now (its root's mode, and sandboxing enabled)" })),
+  vmName: t.Nullable(t.String({ description: "Its root's VM name (whether or not that VM exists now)" })),
+});
 
 export const DeletedSessions = t.Object({ deleted: t.Array(t.String()) });
 

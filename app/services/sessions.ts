@@ -12,11 +12,15 @@ import type { Notify } from "./lifecycle-events";
 import { deniedBy, resolvedOrSelf, type ProtectedDirs } from "./mount-deny-list";
 import type { PinnedMounts } from "./mounts";
 import type { SettingsService } from "./settings";
+import { vmNameFor } from "./vm-name";
 
 /** How many levels of children below a root the manager accepts. OpenCode nests subagents a few deep. */
 export const MAX_SESSION_DEPTH = 32;
 
 export type RegisterInput = { id: string; parentID?: string | null; forkOf?: string | null; directory: string };
+
+/** A listed session: null root, mode and VM where its stored parent chain is broken. */
+export type ListedSessionView = Omit<SessionView, "rootSessionID"> & { rootSessionID: string | null; sandboxed: boolean | null; vmName: string | null };
 
 export type SessionView = {
   id: string;
@@ -105,14 +109,17 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
     view,
     get: (id: string) => view(require(id)),
     /** Every session; a broken parent chain (cycle, too deep) shows as a null root instead of failing the list. */
-    list: (): (Omit<SessionView, "rootSessionID"> & { rootSessionID: string | null })[] =>
-      repo.list().map((row) => {
+    list(): ListedSessionView[] {
+      const enabled = settings.get().enabled;
+      return repo.list().map((row) => {
         try {
-          return view(row);
+          const { root } = rootOf(row);
+          return { ...view(row), sandboxed: enabled && root.sandboxed, vmName: vmNameFor(root.id) };
         } catch {
-          return { ...view({ ...row, parentId: null }), parentID: row.parentId, rootSessionID: null };
+          return { ...view({ ...row, parentId: null }), parentID: row.parentId, rootSessionID: null, sandboxed: null, vmName: null };
         }
-      }),
+      });
+    },
 
     /** Registers a session; the same data again is a no-op. `created` tells which happened. */
     register(input: RegisterInput): { session: SessionView; created: boolean } {

@@ -31,14 +31,15 @@ function statusCell(status: Vm["status"], out: Output): string {
 }
 
 export function vmsTable(vms: Vm[], out: Output): string {
-  const columns = ["NAME", "SESSION", "STATUS", "CPUS", "MEMORY", "CREATED", "LAST USED", "LAST STOP REASON"].map((header) => ({
+  const columns = ["NAME", "SESSION", "STATUS", "EXECS", "CPUS", "MEMORY", "CREATED", "LAST USED", "LAST STOP REASON"].map((header) => ({
     header,
-    align: header === "CPUS" || header === "MEMORY" ? ("right" as const) : ("left" as const),
+    align: header === "EXECS" || header === "CPUS" || header === "MEMORY" ? ("right" as const) : ("left" as const),
   }));
   const rows = vms.map((vm) => [
     out.paint.cyan(vm.name),
     vm.rootSessionID ?? "-",
     statusCell(vm.status, out),
+    vm.runningExecs > 0 ? out.paint.yellow(String(vm.runningExecs)) : "0",
     vm.spec ? String(vm.spec.cpus) : "-",
     vm.spec ? formatMib(vm.spec.memoryMib) : "-",
     timeCell(vm.createdAt, out),
@@ -54,7 +55,7 @@ if (import.meta.main) {
   await runCommand(
     {
       name: "vms",
-      help: "usage: bun run vms [--json]\n\nLists every VM the manager knows: NAME, SESSION, STATUS, CPUS, MEMORY, CREATED, LAST USED, LAST STOP REASON.",
+      help: "usage: bun run vms [--json]\n\nLists every VM the manager knows: NAME, SESSION, STATUS, EXECS (commands running now), CPUS, MEMORY, CREATED, LAST USED,\nLAST STOP REASON.",
       options: {},
     },
     async ({ positionals, out, client }) => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { normalize, parseJson, startAdminManager, type AdminManager } from "./fixture";
 
-type SessionJson = { id: string; rootSessionID: string | null; parentID: string | null; forkOf: string | null; directory: string; createdAt: string };
+type SessionJson = { id: string; rootSessionID: string | null; parentID: string | null; forkOf: string | null; directory: string; createdAt: string; sandboxed: boolean | null; vmName: string | null; vmStatus: string | null };
 type SandboxJson = {
   sessionID: string;
   rootSessionID: string;
@@ -37,10 +37,10 @@ describe("bun run sessions", () => {
     const result = await m.run("sessions");
     expect(result).toMatchObject({ exitCode: 0, stderr: "" });
     expect(normalize(result.stdout)).toMatchInlineSnapshot(`
-      "ID         ROOT      PARENT    FORK OF   DIRECTORY      CREATED
-      ses_root   ses_root  -         -         /work/project  YYYY-MM-DDThh:mm:ssZ
-      ses_child  ses_root  ses_root  -         /work/project  YYYY-MM-DDThh:mm:ssZ
-      ses_fork   ses_fork  -         ses_root  /work/project  YYYY-MM-DDThh:mm:ssZ
+      "ID         ROOT      PARENT    FORK OF   SANDBOX  VM  DIRECTORY      CREATED
+      ses_root   ses_root  -         -         on       -   /work/project  YYYY-MM-DDThh:mm:ssZ
+      ses_child  ses_root  ses_root  -         on       -   /work/project  YYYY-MM-DDThh:mm:ssZ
+      ses_fork   ses_fork  -         ses_root  on       -   /work/project  YYYY-MM-DDThh:mm:ssZ
       "
     `);
   });
@@ -55,6 +55,9 @@ describe("bun run sessions", () => {
       forkOf: null,
       directory: "/work/project",
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      sandboxed: true,
+      vmName: null, // no VM until its root's first command
+      vmStatus: null,
     });
   });
 });

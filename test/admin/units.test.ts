@@ -90,9 +90,9 @@ describe("output", () => {
     expect(text).toContain("\x1b[32mrunning\x1b[39m");
     expect(Bun.stripANSI(text)).toBe(
       [
-        "NAME                      SESSION  STATUS   CPUS  MEMORY  CREATED  LAST USED  LAST STOP REASON",
-        "ocm-session-aaaaaaaaaaaa  ses_1    stopped     2    1.5G  2h ago   10m ago    idle",
-        "ocm-session-bbbbbbbbbbbb  -        running     -       -  -        10m ago    -",
+        "NAME                      SESSION  STATUS   EXECS  CPUS  MEMORY  CREATED  LAST USED  LAST STOP REASON",
+        "ocm-session-aaaaaaaaaaaa  ses_1    stopped      0     2    1.5G  2h ago   10m ago    idle",
+        "ocm-session-bbbbbbbbbbbb  -        running      0     -       -  -        10m ago    -",
       ].join("\n"),
     );
   });

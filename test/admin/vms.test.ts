@@ -49,9 +49,9 @@ describe("bun run vms", () => {
     expect(result).toMatchObject({ exitCode: 0, stderr: "" });
     expect(result.stdout).not.toContain("\x1b[");
     expect(normalize(result.stdout)).toMatchInlineSnapshot(`
-      "NAME                      SESSION    STATUS   CPUS  MEMORY  CREATED               LAST USED             LAST STOP REASON
-      ocm-session-XXXXXXXXXXXX  ses_alpha  running     2      2G  YYYY-MM-DDThh:mm:ssZ  YYYY-MM-DDThh:mm:ssZ  -
-      ocm-session-XXXXXXXXXXXX  ses_beta   running     1    512M  YYYY-MM-DDThh:mm:ssZ  YYYY-MM-DDThh:mm:ssZ  -
+      "NAME                      SESSION    STATUS   EXECS  CPUS  MEMORY  CREATED               LAST USED             LAST STOP REASON
+      ocm-session-XXXXXXXXXXXX  ses_alpha  running      0     2      2G  YYYY-MM-DDThh:mm:ssZ  YYYY-MM-DDThh:mm:ssZ  -
+      ocm-session-XXXXXXXXXXXX  ses_beta   running      0     1    512M  YYYY-MM-DDThh:mm:ssZ  YYYY-MM-DDThh:mm:ssZ  -
       "
     `);
   });
@@ -66,6 +66,44 @@ describe("bun run vms", () => {
     const apiBeta = api.find((vm) => vm.rootSessionID === "ses_beta")!;
     expect(beta.lastUsedAt).toBe(new Date(apiBeta.lastUsedAt).toISOString().replace(/\.\d{3}Z$/, "Z"));
     expect(beta.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  test("vms hides running execs → EXECS counts the commands running in each VM", async () => {
+    const stop = new AbortController();
+    const started = Promise.withResolvers<void>();
+    const running = (async () => {
+      for await (const event of m.client.exec("ses_alpha", { command: "sleep 30", cwd: alpha }, stop.signal)) if (event.type === "started") started.resolve();
+    })().catch(() => undefined);
+    await started.promise;
+    const rows = (await m.run("vms")).stdout.split("\n");
+    stop.abort();
+    await running;
+    const cells = (session: string) => rows.find((row) => row.includes(session))!.split(/\s{2,}/);
+    expect(rows[0]!.split(/\s{2,}/).slice(0, 5)).toEqual(["NAME", "SESSION", "STATUS", "EXECS", "CPUS"]);
+    expect(cells("ses_alpha").slice(1, 4)).toEqual(["ses_alpha", "running", "1"]);
+    expect(cells("ses_beta").slice(1, 4)).toEqual(["ses_beta", "running", "0"]);
+  });
+
+  test("sessions has no sandbox/VM column → SANDBOX on or off, and the root's VM with its status", async () => {
+    await m.client.sessions.register({ id: "ses_alpha_child", parentID: "ses_alpha", directory: alpha });
+    await m.client.sessions.register({ id: "ses_gamma", directory: alpha });
+    await m.client.sandbox.set("ses_gamma", { sandboxed: false });
+    const result = await m.run("sessions");
+    expect(result).toMatchObject({ exitCode: 0, stderr: "" });
+    const rows = result.stdout.trimEnd().split("\n").map((row) => row.split(/\s{2,}/));
+    expect(rows[0]).toEqual(["ID", "ROOT", "PARENT", "FORK OF", "SANDBOX", "VM", "DIRECTORY", "CREATED"]);
+    const alphaVm = `${await vmOf("ses_alpha")} (running)`;
+    expect(rows.slice(1).map((row) => [row[0], row[4], row[5]])).toEqual([
+      ["ses_alpha", "on", alphaVm],
+      ["ses_beta", "on", `${await vmOf("ses_beta")} (running)`],
+      ["ses_alpha_child", "on", alphaVm],
+      ["ses_gamma", "off", "-"],
+    ]);
+    const { sessions } = parseJson<{ sessions: { id: string; sandboxed: boolean | null; vmName: string | null; vmStatus: string | null }[] }>(await m.run("sessions", ["--json"]));
+    expect(sessions.find((s) => s.id === "ses_alpha_child")).toMatchObject({ sandboxed: true, vmName: await vmOf("ses_alpha"), vmStatus: "running" });
+    expect(sessions.find((s) => s.id === "ses_gamma")).toMatchObject({ sandboxed: false, vmName: null, vmStatus: null });
+    await m.client.sessions.delete("ses_gamma");
+    await m.client.sessions.delete("ses_alpha_child");
   });
 
   test("on a terminal → colors and relative times; NO_COLOR → relative times without colors", async () => {
@@ -164,7 +202,7 @@ describe("bun run prune (removing)", () => {
   test("no VMs → vms prints the header and says so", async () => {
     const result = await m.run("vms");
     expect(result.stdout).toMatchInlineSnapshot(`
-      "NAME  SESSION  STATUS  CPUS  MEMORY  CREATED  LAST USED  LAST STOP REASON
+      "NAME  SESSION  STATUS  EXECS  CPUS  MEMORY  CREATED  LAST USED  LAST STOP REASON
       (no VMs)
       "
     `);
