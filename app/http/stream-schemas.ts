@@ -106,15 +106,16 @@ export const SandboxEvent = Type.Union(
 /** One frame of the event stream (text/event-stream), field by field, as OpenAPI 3.2's itemSchema would say. */
 export const EventStreamFrame = Type.Object(
   {
-    id: Type.Optional(Type.String({ description: "The event's id: send it back as Last-Event-ID to resume after it" })),
-    event: Type.String({ description: "The event's type: vm, exec, image, secret, …" }),
+    id: Type.Optional(Type.String({ description: "The event's id (notices have none): a reconnecting client sends the last one as Last-Event-ID" })),
+    event: literals("vm", "exec", "image", "secret", "session", "sandbox", "settings", "replay-gap", "overflow"),
     data: Type.String({ contentMediaType: "application/json", contentSchema: Type.Ref("#/components/schemas/SandboxEvent"), description: "The event, one line of JSON" }),
-    retry: Type.Optional(Type.Integer({ description: "How long a client waits before it reconnects, ms" })),
+    retry: Type.Optional(Type.Integer({ description: "How long a client waits before it reconnects, ms (the stream's first frame)" })),
   },
   { description: "One frame of the stream: `id:`, `event:`, `data:` lines and a blank line; `: comment` lines are heartbeats" },
 );
 
-// Each schema describes exactly its type: assignable both ways.
+// Each schema describes exactly its type, assignable both ways. An error here means the type changed:
+// change its schema above to match.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-true satisfies Same<Static<typeof ExecStreamEvent>, ExecStreamEventType>;
-true satisfies Same<Static<typeof SandboxEvent>, SandboxEventType>;
+const execStreamEventSchemaMatchesItsType: Same<Static<typeof ExecStreamEvent>, ExecStreamEventType> = true;
+const sandboxEventSchemaMatchesItsType: Same<Static<typeof SandboxEvent>, SandboxEventType> = true;
