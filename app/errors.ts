@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   "IMAGE_IN_USE",
   "CA_ROTATION_FAILED",
   "SECRET_NOT_CONFIGURED",
+  "EXEC_NOT_FOUND",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -271,5 +272,12 @@ export class SecretNotConfiguredError extends DomainError {
   constructor(unknown: string[], configured: string[]) {
     const list = configured.length > 0 ? `the configured ones are ${configured.join(", ")}` : "none is configured (SANDBOX_SECRETS is empty)";
     super(400, "SECRET_NOT_CONFIGURED", `no secret named ${unknown.map((n) => JSON.stringify(n)).join(", ")} is configured on this manager; ${list}. Grant a configured name, or add it to SANDBOX_SECRETS and restart the manager`);
+  }
+}
+
+/** Thrown when a cancel names a call id that no running command of the session's root has. */
+export class ExecNotFoundError extends DomainError {
+  constructor(sessionId: string, callID: string) {
+    super(404, "EXEC_NOT_FOUND", `no command with call id ${JSON.stringify(callID)} is running in session ${JSON.stringify(sessionId)}'s sandbox (it may have finished); see GET /api/sessions/${sessionId}/execs`);
   }
 }

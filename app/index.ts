@@ -13,6 +13,8 @@ import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
 import type { EgressProxies } from "./services/egress-proxies";
 import type { ExecService } from "./services/exec";
+import type { ExecRuns } from "./services/exec-runs";
+import { execHistoryRoutes } from "./routes/execs";
 import type { Supervisor } from "./supervisor/supervisor";
 import type { EventBus } from "./events/event-bus";
 import type { Metrics } from "./metrics";
@@ -31,6 +33,7 @@ export const OPENAPI_JSON_PATH = "/api/openapi.json";
 export type AppDeps = {
   services: Services;
   execService: ExecService;
+  execRuns: ExecRuns;
   egress: EgressProxies;
   supervisor: Supervisor;
   images: ImageService;
@@ -45,7 +48,7 @@ export type AppDeps = {
   vmStats: VmStatsService;
 };
 
-export function createApp({ services, execService, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
+export function createApp({ services, execService, execRuns, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -57,7 +60,8 @@ export function createApp({ services, execService, egress, supervisor, images, t
       .use(sessionSandboxRoutes(services))
       .use(settingsRoutes(services))
       .use(secretRoutes(services))
-      .use(execRoutes(execService, supervisor, metrics, egress))
+      .use(execRoutes(execService, execRuns, metrics, egress))
+      .use(execHistoryRoutes(services, execRuns))
       .use(vmRoutes(supervisor))
       .use(imageRoutes(images))
       .use(opsRoutes(events, metrics, doctor))

@@ -7,6 +7,7 @@ import type { Logger } from "./log";
 import type { RuntimeStatus } from "./routes/health";
 import { createServices } from "./services";
 import { createExecService } from "./services/exec";
+import { createExecRuns } from "./services/exec-runs";
 import { freeDiskMib, type HostLimits } from "./services/host-limits";
 import type { LifecycleEvent } from "./services/lifecycle-events";
 import type { EnvDefaults } from "./services/settings";
@@ -216,9 +217,11 @@ export function createManager(deps: ManagerDeps) {
     credentials: deps.credentials,
     protectedDirs: deps.protectedDirs,
   });
+  const execRuns = createExecRuns(supervisor, services.execHistory);
   const app = createApp({
     services,
     execService,
+    execRuns,
     egress,
     supervisor,
     images,

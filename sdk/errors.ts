@@ -77,6 +77,8 @@ export class ImageInUseError extends SandboxError {}
 export class CaRotationFailedError extends SandboxError {}
 /** Thrown when a grant names a secret the manager does not have configured; the message lists the configured names. */
 export class SecretNotConfiguredError extends SandboxError {}
+/** Thrown when a cancel names a call id that no running command of the session has (it may have finished). */
+export class ExecNotFoundError extends SandboxError {}
 /** Thrown when the manager failed internally (a bug: it is logged there). */
 export class InternalError extends SandboxError {}
 /** Thrown when the manager could not be reached at all (down, refused, timed out). */
@@ -119,6 +121,7 @@ const CLASS_BY_CODE = {
   IMAGE_IN_USE: ImageInUseError,
   CA_ROTATION_FAILED: CaRotationFailedError,
   SECRET_NOT_CONFIGURED: SecretNotConfiguredError,
+  EXEC_NOT_FOUND: ExecNotFoundError,
   INTERNAL: InternalError,
 } satisfies Record<ErrorCode, ErrorClass>;
 

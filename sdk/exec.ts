@@ -2,7 +2,8 @@
 // collects it. Uses fetch directly: the stream is long-lived and must not carry the API call timeout.
 import { ManagerUnreachableError, SandboxError, toSdkError, UnexpectedResponseError } from "./errors";
 
-export type ExecRequest = { command: string; cwd: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
+/** `cwd` defaults to the session's directory; `callID` (default: a new ULID, in `started`) names it for a cancel. */
+export type ExecRequest = { command: string; cwd?: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
 
 export type ExecEvent =
   | { type: "started"; vmName: string; callID: string | null }

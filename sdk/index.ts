@@ -74,6 +74,12 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     exec: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => execStream({ url, token, fetcher }, sessionId, request, signal),
     /** Runs a command and collects its output. */
     run: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => runCollected(execStream({ url, token, fetcher }, sessionId, request, signal)),
+    execs: {
+      /** The session's exec history, newest first (a root: its whole tree; a child: its own); `limit` 1..200, default 50. */
+      list: (sessionId: string, options: { limit?: number } = {}) => unwrap(() => api.sessions({ id: sessionId }).execs.get({ query: options }), url),
+      /** Cancels the running command(s) with this call id; answers their history entries once they ended. */
+      cancel: (sessionId: string, callID: string) => unwrap(() => api.sessions({ id: sessionId }).execs({ callID }).cancel.post(), url),
+    },
     /**
      * Server-sent events (VMs, commands, images, secrets, sessions, toggles, settings), each with its `id`.
      * Reconnects by itself with the last id, so nothing still buffered is lost; `replay-gap` and `overflow`

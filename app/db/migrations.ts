@@ -88,6 +88,31 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 8,
+    description: "exec history: the last commands of each root session's tree (command, cwd, times, outcome, a tail of the output), trimmed per root",
+    sql: `
+      CREATE TABLE exec_history (
+        id TEXT PRIMARY KEY,
+        root_session_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        vm_name TEXT NOT NULL,
+        command TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        duration_ms INTEGER,
+        exit_code INTEGER,
+        timed_out INTEGER NOT NULL DEFAULT 0,
+        cancelled INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        output_tail TEXT NOT NULL DEFAULT '',
+        output_bytes INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE INDEX exec_history_by_root ON exec_history(root_session_id, id);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

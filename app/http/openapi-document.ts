@@ -31,6 +31,7 @@ const COMPONENTS: Record<string, TSchema> = {
   SandboxSettingsPatch: schemas.SandboxSettingsPatch,
   ExecBody: schemas.ExecBody,
   ExecStreamEvent,
+  ExecHistoryEntry: schemas.ExecHistoryEntry,
   SandboxEvent,
   EventStreamFrame,
   Vm: schemas.Vm,

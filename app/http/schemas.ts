@@ -201,18 +201,46 @@ export type Health = Static<typeof Health>;
 export const ExecBody = t.Object(
   {
     command: t.String({ minLength: 1, maxLength: 256 * 1024, pattern: "^[^\\u0000]*$", description: "Run as `sh -c <command>` in the VM, byte for byte (no NUL: argv cannot carry one)" }),
-    cwd: t.String({ minLength: 1, maxLength: 4096, pattern: "^/[^\\u0000]*$", description: "Absolute; must lie inside the session's mounts" }),
+    cwd: t.Optional(t.String({ minLength: 1, maxLength: 4096, pattern: "^/[^\\u0000]*$", description: "Absolute; must lie inside the session's mounts. Default: the session's directory" })),
     env: t.Optional(
       t.Record(t.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 256 }), t.String({ maxLength: 64 * 1024, pattern: "^[^\\u0000]*$" }), {
         additionalProperties: false,
       }),
     ),
     timeoutMs: t.Optional(Type.Integer({ description: "Defaults to the execTimeoutMs setting; 1 to 86400000" })),
-    callID: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
+    callID: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "Cancel it by this id (POST /api/sessions/:id/execs/:callID/cancel); default: a new ULID, sent back in `started`" })),
   },
   { additionalProperties: false },
 );
 export type ExecBody = Static<typeof ExecBody>;
+
+/** One command of a session's exec history. */
+export const ExecHistoryEntry = t.Object({
+  id: t.String({ description: "A ULID: history ids sort by start" }),
+  sessionID: t.String(),
+  rootSessionID: t.String(),
+  callID: t.String(),
+  vmName: t.String(),
+  command: t.String({ description: "The command (its first 4096 characters)" }),
+  cwd: t.String(),
+  startedAt: Type.Integer({ description: "Unix epoch milliseconds" }),
+  finishedAt: t.Nullable(Type.Integer({ description: "Unix epoch milliseconds; null while it runs" })),
+  durationMs: t.Nullable(Type.Integer()),
+  exitCode: t.Nullable(Type.Integer({ description: "null while it runs, or when the runtime failed (see error)" })),
+  timedOut: t.Boolean(),
+  cancelled: t.Boolean(),
+  error: t.Nullable(t.String({ description: "Why the runtime failed mid-command, with its code" })),
+  outputTail: t.String({ description: "The last 4 KiB of stdout and stderr merged in arrival order, as UTF-8; empty while it runs" }),
+  outputBytes: Type.Integer({ description: "Bytes of output in all" }),
+});
+export type ExecHistoryEntry = Static<typeof ExecHistoryEntry>;
+
+export const ExecHistoryQuery = t.Object(
+  { limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, multipleOf: 1, description: "At most this many, newest first; default 50" })) },
+  { additionalProperties: false },
+);
+
+export const ExecCallParams = t.Object({ id: SessionId, callID: t.String({ minLength: 1, maxLength: 256 }) });
 
 export const VmParams = t.Object({ name: t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" }) });
 

@@ -1,15 +1,17 @@
 // POST /api/sessions/:id/exec: runs a command in the session's VM and streams NDJSON events:
 // {"type":"started"} · {"type":"stdout"|"stderr","data":"<base64>"} · {"type":"exit",...} | {"type":"error",...},
 // with {"type":"heartbeat"} every 15 s so that a proxy in between never sees a quiet command as idle.
+// With `Accept: text/plain` it streams the raw output and a final status line instead (app/http/exec-text.ts).
 // Refusals before the command starts (not sandboxed, bad cwd, cap, runtime down) are ordinary 4xx/5xx JSON.
 import { Elysia, t } from "elysia";
 import { DomainError, RuntimeFailedError } from "../errors";
 import { jsonObjectBody } from "../http/json-body";
+import { createLineTracker, errorLine, exitLine, wantsText } from "../http/exec-text";
 import { errors, ExecBody, SessionParams } from "../http/schemas";
 import type { Metrics } from "../metrics";
 import type { EgressProxies } from "../services/egress-proxies";
 import type { ExecService } from "../services/exec";
-import type { Supervisor } from "../supervisor/supervisor";
+import type { ExecRuns } from "../services/exec-runs";
 
 export type ExecStreamEvent =
   | { type: "started"; vmName: string; callID: string | null }
@@ -28,7 +30,7 @@ function refused(metrics: Metrics, error: unknown): never {
   throw error;
 }
 
-export function execRoutes(execService: ExecService, supervisor: Supervisor, metrics: Metrics, egress: EgressProxies) {
+export function execRoutes(execService: ExecService, execRuns: ExecRuns, metrics: Metrics, egress: EgressProxies) {
   return new Elysia({ tags: ["exec"] }).post(
     "/api/sessions/:id/exec",
     async ({ params, body, request, server }) => {
@@ -59,27 +61,34 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
           cancel.abort(); // the client went away: kill the command in the VM
         },
       });
+      const enqueue = (bytes: Uint8Array) => {
+        if (!closed) output.enqueue(bytes);
+      };
+      const text = wantsText(request.headers.get("accept"));
+      const lines = createLineTracker();
+      // Text: raw bytes and a status line, no heartbeat (it would be output). NDJSON: one event per line.
       const write = (event: ExecStreamEvent) => {
-        if (closed) return;
-        output.enqueue(encoder.encode(JSON.stringify(event) + "\n"));
+        if (!text) return enqueue(encoder.encode(JSON.stringify(event) + "\n"));
+        if (event.type === "exit") enqueue(encoder.encode(lines.final(exitLine(event))));
+        else if (event.type === "error") enqueue(encoder.encode(lines.final(errorLine(event.code, event.message))));
       };
       const started = Promise.withResolvers<"started">();
-      const outcome = supervisor
-        .exec({
-          rootSessionId: prepared.rootSessionId,
-          spec: prepared.spec,
-          command: prepared.command,
-          callID: body.callID,
+      const outcome = execRuns
+        .run(prepared, {
           signal: cancel.signal,
           onStarted: () => started.resolve("started"),
-          onChunk: (name, data) => write({ type: name, data: Buffer.from(data).toString("base64") }),
+          onChunk: (name, data) => {
+            if (!text) return write({ type: name, data: Buffer.from(data).toString("base64") });
+            lines.saw(data);
+            enqueue(data);
+          },
         })
         .then((result) => ({ ok: true as const, result }), (error: unknown) => ({ ok: false as const, error }));
 
       const first = await Promise.race([started.promise, outcome]);
       if (first !== "started" && !first.ok) refused(metrics, first.error); // nothing ran: an ordinary error response
-      write({ type: "started", vmName: prepared.spec.name, callID: body.callID ?? null });
-      const heartbeat = setInterval(() => write({ type: "heartbeat" }), EXEC_HEARTBEAT_MS);
+      write({ type: "started", vmName: prepared.spec.name, callID: prepared.callID });
+      const heartbeat = text ? undefined : setInterval(() => write({ type: "heartbeat" }), EXEC_HEARTBEAT_MS);
       void outcome.then((settled) => {
         clearInterval(heartbeat);
         if (settled.ok) write({ type: "exit", ...settled.result });
@@ -90,7 +99,13 @@ export function execRoutes(execService: ExecService, supervisor: Supervisor, met
         if (!closed) output.close();
         closed = true;
       });
-      return new Response(stream, { headers: { "content-type": "application/x-ndjson", "cache-control": "no-store" } });
+      const headers = {
+        "content-type": text ? "text/plain; charset=utf-8" : "application/x-ndjson",
+        "cache-control": "no-store",
+        "x-session-sandbox-call-id": prepared.callID,
+        "x-session-sandbox-vm": prepared.spec.name,
+      };
+      return new Response(stream, { headers });
     },
     {
       params: SessionParams,

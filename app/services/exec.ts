@@ -14,11 +14,15 @@ import type { SessionsService } from "./sessions";
 import type { SettingsService } from "./settings";
 import type { ImageService } from "../images/image-service";
 import { caBundleEnv } from "../tls/ca-bundles";
+import { newId } from "../ids";
 
-export type ExecBody = { command: string; cwd: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
+export type ExecBody = { command: string; cwd?: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
 
 export type PreparedExec = {
+  sessionId: string;
   rootSessionId: string;
+  /** The caller's call id, or a new ULID: every command can be cancelled by its call id. */
+  callID: string;
   spec: VmSpec;
   command: ExecCommand;
   /** Secret substitutions the VM's egress proxy applies for this command's session. */
@@ -88,7 +92,8 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
     const root = sessions.require(view.rootSessionID);
     const pins = pinnedMountsOf(root.id, root.directory);
     const { mounts, roots } = mountsOf(pins, sharedDirs);
-    const cwd = checkCwd(body.cwd, roots);
+    // Without a cwd the command runs in the session's own directory.
+    const cwd = checkCwd(body.cwd ?? sessions.require(sessionId).directory, roots);
     if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);
     const { execTimeoutMs, forwardGitCredentials, diskMib } = settings.get();
     const forwarding = credentials?.resolve(pins.top.path, forwardGitCredentials, view.secrets.effective) ?? { env: {}, proxyRules: [] };
@@ -115,7 +120,9 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
       trustDir: bundleFor(image),
     };
     return {
+      sessionId,
       rootSessionId: view.rootSessionID,
+      callID: body.callID ?? newId(),
       spec,
       // Never rewritten: the agent's command is the one argument after `-c`.
       command: {

@@ -4,6 +4,8 @@ import { createSecretGrantsRepo } from "../db/secret-grants-repo";
 import { createSessionsRepo } from "../db/sessions-repo";
 import { createSettingsRepo } from "../db/settings-repo";
 import { createVmStopsRepo } from "../db/vm-stops-repo";
+import { createExecHistoryRepo } from "../db/exec-history-repo";
+import { createExecHistory, EXEC_HISTORY_PER_ROOT } from "./exec-history";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
 import type { ProtectedDirs } from "./mount-deny-list";
@@ -36,15 +38,17 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
   const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify, diskFreeMib, normalizeImage);
   const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);
+  const execHistory = createExecHistory(createExecHistoryRepo(db, EXEC_HISTORY_PER_ROOT), now);
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
     if (event.type === "sessions-deleted") {
       vmStops.forget(event.sessionIds);
       secretGrants.forget(event.sessionIds);
+      execHistory.forget(event.sessionIds);
     }
     notify(event);
   }, protectedDirs);
   const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, sessions, settings, host, now, notify, vmStops, normalizeImage);
-  return { host, settings, sessions, sessionSandbox, vmStops, secretGrants };
+  return { host, settings, sessions, sessionSandbox, vmStops, secretGrants, execHistory };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -142,6 +142,8 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
         startedAt = performance.now();
         events.publish({ ...execEvent, phase: "started", exitCode: null, timedOut: false, cancelled: false, at: now() });
         input.onStarted();
+        // Aborted while it waited for its VM: the actor knows the command only from now on, so cancel it now.
+        if (input.signal?.aborted) cancel();
       };
       const { execId, done } = handle.exec(input.spec, input.command, { onStarted, onChunk: input.onChunk });
       void done.then(

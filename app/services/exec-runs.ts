@@ -1,0 +1,89 @@
+// Runs a prepared command through the supervisor, recording it in the exec history and keeping it
+// cancellable by its call id (per root session) while it runs.
+import type { ExecOutcome } from "../../workers/protocol";
+import { DomainError } from "../errors";
+import { newId } from "../ids";
+import type { Supervisor } from "../supervisor/supervisor";
+import type { ExecHistory } from "./exec-history";
+import type { PreparedExec } from "./exec";
+
+/** How long a cancel waits for the command to end before answering anyway. */
+export const CANCEL_WAIT_MS = 10_000;
+
+export type ExecHooks = {
+  /** Aborting it cancels the command in the VM (the client went away). */
+  signal: AbortSignal;
+  onStarted(): void;
+  onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+};
+
+type Running = { historyId: string; abort: AbortController; done: Promise<unknown> };
+
+export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory) {
+  const running = new Map<string, Set<Running>>();
+  const keyOf = (rootSessionId: string, callID: string) => `${rootSessionId}\u0000${callID}`;
+
+  async function run(prepared: PreparedExec, hooks: ExecHooks): Promise<ExecOutcome> {
+    const key = keyOf(prepared.rootSessionId, prepared.callID);
+    const abort = new AbortController();
+    hooks.signal.addEventListener("abort", () => abort.abort(), { once: true });
+    const done = Promise.withResolvers<void>();
+    const entry: Running = { historyId: newId(), abort, done: done.promise };
+    // Callers may reuse a call id (the plugin does not, but nothing forbids it): a cancel reaches them all.
+    running.set(key, (running.get(key) ?? new Set()).add(entry));
+    let record: ReturnType<ExecHistory["start"]> | undefined;
+    try {
+      const outcome = await supervisor.exec({
+        rootSessionId: prepared.rootSessionId,
+        spec: prepared.spec,
+        command: prepared.command,
+        callID: prepared.callID,
+        signal: abort.signal,
+        onStarted: () => {
+          record = history.start({
+            id: entry.historyId,
+            rootSessionID: prepared.rootSessionId,
+            sessionID: prepared.sessionId,
+            callID: prepared.callID,
+            vmName: prepared.spec.name,
+            command: prepared.command.argv[2] ?? "",
+            cwd: prepared.command.cwd,
+          });
+          hooks.onStarted();
+        },
+        onChunk: (stream, data) => {
+          record?.chunk(data);
+          hooks.onChunk(stream, data);
+        },
+      });
+      record?.finish({ ...outcome, error: null });
+      return outcome;
+    } catch (error) {
+      record?.finish({ exitCode: null, timedOut: false, cancelled: abort.signal.aborted, error: error instanceof DomainError ? `${error.errorCode}: ${error.message}` : String(error) });
+      throw error;
+    } finally {
+      const set = running.get(key);
+      set?.delete(entry);
+      if (set?.size === 0) running.delete(key);
+      done.resolve();
+    }
+  }
+
+  /**
+   * Cancels every running command of the root with this call id and waits (at most CANCEL_WAIT_MS) for
+   * them to end. Answers their history ids; none when nothing with that call id runs.
+   */
+  async function cancel(rootSessionId: string, callID: string): Promise<string[]> {
+    const entries = [...(running.get(keyOf(rootSessionId, callID)) ?? [])];
+    for (const entry of entries) entry.abort.abort();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)));
+    await Promise.race([Promise.all(entries.map((entry) => entry.done)), waited]);
+    clearTimeout(timer);
+    return entries.map((entry) => entry.historyId);
+  }
+
+  return { run, cancel };
+}
+
+export type ExecRuns = ReturnType<typeof createExecRuns>;
