@@ -4,7 +4,7 @@ import { ManagerUnreachableError, RouteNotFoundError, type SandboxClient } from 
 import { runCommand, expectPositionals } from "./cli";
 import { EXIT, START_FIX, describeFailure } from "./errors";
 import { localChecks, type Check } from "./doctor-local";
-import type { Output } from "./output";
+import { lineWidth, wrapWords, type Output } from "./output";
 
 type Source = "manager" | "local";
 type SourcedCheck = Check & { source: Source };
@@ -36,8 +36,13 @@ async function managerChecks(client: SandboxClient, url: string, tokenProblem: s
   }
 }
 
-function render(checks: SourcedCheck[], out: Output): string {
+/** The report as text; with `lineWidth`, details and fixes wrap at word boundaries under their column. */
+export function render(checks: SourcedCheck[], out: Output, lineWidth?: number): string {
   const width = Math.max(...checks.map((check) => check.name.length));
+  const column = 2 + 4 + 2 + width + 2; // where details and fixes start
+  // Continuations go under the text, unless that leaves a narrow terminal too little room: then under the name.
+  const indent = lineWidth !== undefined && lineWidth - column < 40 ? 8 : column;
+  const wrap = (text: string, lead = 0) => (lineWidth ? wrapWords(text, { width: lineWidth, firstWidth: lineWidth - column - lead, indent }) : text);
   const lines: string[] = [];
   let source: Source | undefined;
   for (const check of checks) {
@@ -48,12 +53,12 @@ function render(checks: SourcedCheck[], out: Output): string {
     }
     const status = check.ok ? out.paint.green("ok  ") : check.required ? out.paint.red("FAIL") : out.paint.yellow("warn");
     const optional = !check.ok && !check.required ? out.paint.dim(" (not required)") : "";
-    lines.push(`  ${status}  ${check.name.padEnd(width)}  ${check.detail}${optional}`);
-    if (!check.ok && check.fix) lines.push(`  ${" ".repeat(4)}  ${" ".repeat(width)}  ${out.paint.bold("fix:")} ${check.fix}`);
+    lines.push(`  ${status}  ${check.name.padEnd(width)}  ${wrap(`${check.detail}${optional}`)}`);
+    if (!check.ok && check.fix) lines.push(`  ${" ".repeat(4)}  ${" ".repeat(width)}  ${out.paint.bold("fix:")} ${wrap(check.fix, "fix: ".length)}`);
   }
   const failed = checks.filter((check) => !check.ok && check.required).length;
   lines.push("", failed === 0 ? out.paint.green("all required checks passed") : out.paint.red(`${failed} required check${failed === 1 ? "" : "s"} failed`));
-  return lines.join("\n");
+  return lines.map((line) => line.replace(/ +$/gm, "")).join("\n");
 }
 
 if (import.meta.main) {
@@ -81,7 +86,7 @@ token. --local adds those host checks even when the manager answers. Exit 1 when
           url: connection.url,
           checks: checks.map(({ source, name, ok, required, detail, fix }) => ({ source, name, ok, required, detail, fix })),
         });
-      } else out.line(render(checks, out));
+      } else out.line(render(checks, out, lineWidth(process.env, process.stdout)));
       return ok ? EXIT.ok : EXIT.failed;
     },
   );

@@ -58,3 +58,31 @@ export function renderPairs(pairs: [string, string][], paint: Paint): string {
   const width = Math.max(...pairs.map(([key]) => key.length));
   return pairs.map(([key, value]) => `${paint.bold(key.padEnd(width))}  ${value}`.trimEnd()).join("\n");
 }
+
+/**
+ * Wraps `text` at spaces so no line is wider than `width` columns, indenting every line after the first by
+ * `indent` spaces; `firstWidth` is what is left on the first line (a first word wider than that starts on
+ * the next line). Words are never split: one wider than a whole line stays whole.
+ */
+export function wrapWords(text: string, options: { width: number; firstWidth?: number; indent: number }): string {
+  const lines: string[] = [];
+  let line = "";
+  let room = options.firstWidth ?? options.width;
+  for (const word of text.split(" ")) {
+    const candidate = line === "" ? word : `${line} ${word}`;
+    if (Bun.stringWidth(candidate) > room && (line !== "" || lines.length === 0)) {
+      lines.push(line);
+      line = word;
+      room = options.width - options.indent;
+    } else line = candidate;
+  }
+  lines.push(line);
+  return lines.join(`\n${" ".repeat(options.indent)}`);
+}
+
+/** How wide lines may be: the terminal's columns, else COLUMNS; undefined (no wrapping) when piped without it. */
+export function lineWidth(env: Record<string, string | undefined>, stream: { isTTY?: boolean; columns?: number }): number | undefined {
+  if (stream.isTTY && stream.columns) return stream.columns;
+  const columns = Number(env.COLUMNS);
+  return Number.isInteger(columns) && columns > 0 ? columns : undefined;
+}

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir } from "../helpers";
-import { parseJson, runScript, startAdminManager, type AdminManager } from "./fixture";
+import { ROOT, parseJson, runScript, startAdminManager, type AdminManager } from "./fixture";
 
 type DoctorJson = { ok: boolean; url: string; checks: { source: "manager" | "local"; name: string; ok: boolean; required: boolean; detail: string; fix: string | null }[] };
 
@@ -27,6 +27,7 @@ function pathWithoutCrun(): string {
     .map((dir, i) => {
       if (!existsSync(join(dir, "crun"))) return dir;
       const farm = join(scratch, `bin${i}`);
+      if (existsSync(farm)) return farm; // made by an earlier test
       mkdirSync(farm, { recursive: true });
       for (const entry of readdirSync(dir)) if (entry !== "crun") symlinkSync(join(dir, entry), join(farm, entry));
       return farm;
@@ -69,6 +70,25 @@ describe("bun run doctor", () => {
     expect(runtime).toMatchObject({ source: "manager", ok: false, required: true });
     expect(runtime.fix).toContain("SANDBOX_RUNTIME=msb");
     expect(report.checks.every((check) => check.source === "manager")).toBe(true);
+  });
+
+  test("doctor lines wrap mid-word → on a 60-column terminal they wrap at spaces, indented", async () => {
+    const dataDir = join(scratch, "data-wrap");
+    const env = { SANDBOX_URL: closedUrl(), SANDBOX_DATA_DIR: dataDir, SANDBOX_RUNTIME: "local", PATH: pathWithoutCrun(), TERM: "xterm", NO_COLOR: "1" };
+    // `script` gives doctor a pseudo-terminal, which stty makes 60 columns wide.
+    const proc = Bun.spawn(["script", "-qec", "stty cols 60; bun run --silent doctor", "/dev/null"], { cwd: ROOT, env: { HOME: process.env.HOME ?? "/root", ...env }, stdout: "pipe", stdin: "ignore" });
+    const [raw, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(code).toBe(1);
+    const lines = raw.replaceAll("\r", "").trimEnd().split("\n");
+    for (const line of lines) expect([line, Bun.stringWidth(line) <= 60]).toEqual([line, true]);
+    // Every word of every detail and fix is on the screen whole (the JSON has them unwrapped).
+    const words = new Set(lines.flatMap((line) => line.trim().split(/\s+/)));
+    const report = parseJson<DoctorJson>(await runScript("doctor", ["--json"], env));
+    for (const check of report.checks) for (const word of `${check.detail} ${check.fix ?? ""}`.split(/\s+/).filter(Boolean)) expect([check.name, word, words.has(word)]).toEqual([check.name, word, true]);
+    // Continuations are indented, never at the left edge: 60 columns leave too little room beside the
+    // names, so they go under the names (8 spaces).
+    const crun = lines.findIndex((line) => /^ {2}FAIL {2}crun /.test(line));
+    expect(lines[crun + 1]).toMatch(/^ {8}\S/);
   });
 
   test("manager down, crun missing from PATH → the manager check with how to start it, and the host checks; exit 1", async () => {

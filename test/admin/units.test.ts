@@ -3,8 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import { managerUrl } from "../../scripts/admin/connection";
 import { UsageError } from "../../scripts/admin/errors";
-import { formatDuration, formatMib, isoTime, timeAgo } from "../../scripts/admin/format";
-import { colorEnabled, makeOutput, renderTable } from "../../scripts/admin/output";
+import { formatBytes, formatDuration, formatMib, isoTime, timeAgo } from "../../scripts/admin/format";
+import { colorEnabled, lineWidth, makeOutput, renderTable, wrapWords } from "../../scripts/admin/output";
 import { parseDurationMs, parseSizeMib } from "../../scripts/admin/parse";
 import { parseAssignments } from "../../scripts/admin/settings";
 import { vmsTable } from "../../scripts/admin/vms";
@@ -73,6 +73,20 @@ describe("output", () => {
     expect(colorEnabled({ FORCE_COLOR: "1" }, false)).toBe(true);
     expect(colorEnabled({ FORCE_COLOR: "1", NO_COLOR: "1" }, false)).toBe(false);
     expect(colorEnabled({ TERM: "dumb" }, true)).toBe(false);
+  });
+
+  test("wrapping: at spaces within the width, continuations indented, a too-wide word whole on a line of its own", () => {
+    expect(wrapWords("one two three four", { width: 12, indent: 2 })).toBe("one two\n  three four");
+    expect(wrapWords("a /a/very/long/path b", { width: 12, firstWidth: 4, indent: 2 })).toBe("a\n  /a/very/long/path\n  b");
+    expect(wrapWords("/first/word/too/wide x", { width: 30, firstWidth: 10, indent: 4 })).toBe("\n    /first/word/too/wide x");
+    expect(wrapWords("short", { width: 80, indent: 4 })).toBe("short");
+    expect(lineWidth({}, { isTTY: true, columns: 90 })).toBe(90);
+    expect(lineWidth({ COLUMNS: "70" }, { isTTY: false })).toBe(70);
+    expect(lineWidth({}, { isTTY: false })).toBeUndefined();
+  });
+
+  test("bytes: binary units, one decimal below 10", () => {
+    expect([0, 512, 1536, 10 * 1024, 268435456, 2 ** 31, 3.5 * 2 ** 30].map(formatBytes)).toEqual(["0B", "512B", "1.5KiB", "10KiB", "256MiB", "2GiB", "3.5GiB"]);
   });
 
   test("tables: aligned by visible width (colors and wide characters), right-aligned numbers, no trailing spaces", () => {
