@@ -14,8 +14,8 @@ type Row = VmStats & { cpuPercent: number | null };
 export const SAMPLE_MS = 1_000;
 export const WATCH_MS = 2_000;
 
-const HELP = `usage: session-sandbox stats [<vm>] [--watch] [--json]
-       (in the repository: bun run stats …)
+const HELP = `usage: bun run stats [<vm>] [--watch] [--json]
+       (installed: session-sandbox stats …)
 
 CPU %, memory, pids and disk of every VM the manager knows (or of one), read from the runtime's cgroups
 and each VM's home volume. CPU % is measured over ${SAMPLE_MS / 1000} s (100% = one CPU); MEMORY excludes page

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseJson, runScript, startAdminManager, type AdminManager } from "./fixture";
 
-const SCRIPTS = ["vms", "sessions", "settings", "sandbox", "resources", "network", "rm", "prune", "doctor", "secrets"] as const;
+const SCRIPTS = ["vms", "sessions", "settings", "sandbox", "resources", "network", "rm", "prune", "doctor", "secrets", "stats"] as const;
 /** Arguments that make each script reach for the manager. */
 const ARGS: Record<(typeof SCRIPTS)[number], string[]> = {
   vms: [],
@@ -16,6 +16,7 @@ const ARGS: Record<(typeof SCRIPTS)[number], string[]> = {
   prune: ["--dry-run"],
   doctor: [],
   secrets: ["ses_x", "grant", "API_TOKEN"],
+  stats: [],
 };
 type ErrorJson = { error: { code: string; message: string; fix: string | null; exitCode: number } };
 

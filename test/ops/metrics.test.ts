@@ -3,11 +3,14 @@
 // metrics` clean (Debian's prometheus package, installed by scripts/install-test-deps.sh); and the stats
 // routes the `stats` command reads.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { createVmStats } from "../../app/services/vm-stats";
 import { newRecord } from "../../app/supervisor/vm-records";
 import { createDriver } from "../../workers/create-driver";
 import { eventually, makeActorFixture, type ActorFixture } from "../actors/fixture";
+import { makeTempDir } from "../helpers";
 
 type Family = { name: string; type: string; metrics: { value?: string; labels?: Record<string, string> }[] };
 
@@ -88,6 +91,24 @@ describe("metrics", () => {
     await eventually(async () => (await scrape()).value("sandbox_vm_memory_bytes", { vm }) === undefined);
     const { families } = await scrape();
     expect(families.find((m) => m.name === "sandbox_vm_disk_size_bytes")?.metrics ?? []).toEqual([]);
+  });
+});
+
+describe("the README's scrape config", () => {
+  test("promtool check config → valid, the bearer token read from its file", async () => {
+    const readme = await Bun.file(join(import.meta.dir, "../../README.md")).text();
+    const yaml = readme.match(/```yaml\n(\s*scrape_configs:[\s\S]*?)```/)![1]!.replace(/^ {2}/gm, "");
+    const dir = makeTempDir("ss-scrape-config-");
+    try {
+      writeFileSync(join(dir, "token"), "x".repeat(40));
+      writeFileSync(join(dir, "prometheus.yml"), yaml.replace("/etc/prometheus/session-sandbox.token", join(dir, "token")));
+      const proc = Bun.spawn(["promtool", "check", "config", join(dir, "prometheus.yml")], { stdout: "pipe", stderr: "pipe" });
+      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      expect([code, err]).toEqual([0, ""]);
+      expect(out).toContain("SUCCESS");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
