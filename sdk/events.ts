@@ -13,6 +13,8 @@ export type EventStreamOptions = {
   reconnect?: boolean;
   /** The longest wait between two reconnection attempts (default 30 s); the first waits the server's `retry:`. */
   maxBackoffMs?: number;
+  /** false: end once the manager has sent what it buffers (after `since`), instead of waiting for live events. */
+  follow?: boolean;
 };
 
 type Base = { url: string; token: string; fetcher?: typeof fetch };
@@ -37,18 +39,18 @@ function pause(ms: number, signal?: AbortSignal): Promise<boolean> {
   });
 }
 
-/** One connection: its events, in order, until the body ends or breaks (then it throws). */
+/** One connection: its events, in order, until the body ends (it returns) or breaks (it throws). */
 async function* connection(
   base: Base,
   lastEventId: string | undefined,
   signal: AbortSignal | undefined,
-  on: { open(): void; retry(ms: number): void },
+  on: { open(): void; retry(ms: number): void; follow: boolean },
 ): AsyncGenerator<EventSourceMessage> {
   const headers: Record<string, string> = { authorization: `Bearer ${base.token}`, accept: "text/event-stream" };
   if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
   let response: Response;
   try {
-    response = await (base.fetcher ?? fetch)(`${base.url}/api/events`, { headers, signal });
+    response = await (base.fetcher ?? fetch)(`${base.url}/api/events${on.follow ? "" : "?follow=false"}`, { headers, signal });
   } catch (error) {
     throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${base.url}: ${(error as Error).message}`);
   }
@@ -66,27 +68,30 @@ async function* connection(
   } catch (error) {
     throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the event stream from ${base.url} broke: ${(error as Error).message}`);
   }
-  throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the event stream from ${base.url} ended`);
 }
 
 /**
- * Yields events until `signal` aborts. When the connection drops it reconnects (after the server's
- * `retry:`, then backing off up to `maxBackoffMs`) with the last event's id, so the manager replays what
- * was missed; `replay-gap` and `overflow` events say when that was not possible. With `reconnect: false`
- * it throws ManagerUnreachableError instead. Refusals (401, 422) always throw.
+ * Yields events until `signal` aborts (with `follow: false`, until the buffered ones are sent). When the
+ * connection drops it reconnects (after the server's `retry:`, then backing off up to `maxBackoffMs`) with
+ * the last event's id, so the manager replays what was missed; `replay-gap` and `overflow` events say when
+ * that was not possible. With `reconnect: false` it throws ManagerUnreachableError instead. Refusals (401,
+ * 422) always throw.
  */
 export async function* eventStream(base: Base, signal?: AbortSignal, options: EventStreamOptions = {}): AsyncGenerator<SandboxEvent> {
   const maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
   let lastEventId = options.since;
   let retryMs = DEFAULT_RETRY_MS;
   let failures = 0;
+  const follow = options.follow ?? true;
   while (!signal?.aborted) {
     try {
-      const on = { open: () => (failures = 0), retry: (ms: number) => (retryMs = ms) };
+      const on = { open: () => (failures = 0), retry: (ms: number) => (retryMs = ms), follow };
       for await (const message of connection(base, lastEventId, signal, on)) {
         if (message.id) lastEventId = message.id;
         yield JSON.parse(message.data) as SandboxEvent;
       }
+      if (!follow) return;
+      throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the event stream from ${base.url} ended`);
     } catch (error) {
       if (signal?.aborted) return;
       if (!(error instanceof ManagerUnreachableError) || options.reconnect === false) throw error;

@@ -21,6 +21,8 @@ type Stored = PublishedEvent & { id: string };
 export type SubscribeOptions = {
   /** Start after this event id (replaying what the buffer still holds), instead of with the next event. */
   after?: string;
+  /** false: end once every event published so far has been yielded, instead of waiting for more. */
+  follow?: boolean;
 };
 
 export function createEventBus(options: { bufferSize?: number; now?: () => number } = {}) {
@@ -80,10 +82,10 @@ export function createEventBus(options: { bufferSize?: number; now?: () => numbe
    * this call, not by the first `next()`: nothing published in between is missed.
    */
   function subscribe(signal: AbortSignal, options: SubscribeOptions = {}): AsyncGenerator<SandboxEvent> {
-    return follow(signal, start(options.after));
+    return read(signal, start(options.after), options.follow ?? true);
   }
 
-  async function* follow(signal: AbortSignal, from: { cursor: number; notice?: ReplayGapNotice }): AsyncGenerator<SandboxEvent> {
+  async function* read(signal: AbortSignal, from: { cursor: number; notice?: ReplayGapNotice }, follow: boolean): AsyncGenerator<SandboxEvent> {
     let { cursor } = from;
     let wake: (() => void) | undefined;
     const onAbort = () => wake?.();
@@ -99,6 +101,8 @@ export function createEventBus(options: { bufferSize?: number; now?: () => numbe
           yield { type: "overflow", dropped, message, at: now() };
         } else if (cursor < published) {
           yield at(cursor++);
+        } else if (!follow) {
+          return;
         } else {
           await new Promise<void>((resolve) => {
             wake = resolve;

@@ -2,7 +2,7 @@
 // JSON `data:`, and a heartbeat comment while nothing happens. Notices (replay-gap, overflow) carry no
 // `id:`, so a client's Last-Event-ID stays the last event it really got. The stream is pulled: a client
 // that reads slowly lets the bus cursor lag (up to its buffer) instead of growing a queue here.
-import type { EventBus, SandboxEvent } from "./event-bus";
+import type { EventBus, SandboxEvent, SubscribeOptions } from "./event-bus";
 
 /** How long a client waits before reconnecting (sent as `retry:`). */
 export const RETRY_MS = 2_000;
@@ -15,11 +15,14 @@ export function sseFrame(event: SandboxEvent): string {
   return `${id}event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-/** A text/event-stream of the bus, after `after` when given (Last-Event-ID or ?since=), until `signal` aborts or the client goes. */
-export function eventStreamResponse(bus: EventBus, signal: AbortSignal, after: string | undefined, heartbeatMs = HEARTBEAT_MS): Response {
+/**
+ * A text/event-stream of the bus, after `options.after` when given (Last-Event-ID or ?since=), until
+ * `signal` aborts or the client goes (or, with `follow: false`, until it has caught up).
+ */
+export function eventStreamResponse(bus: EventBus, signal: AbortSignal, options: SubscribeOptions, heartbeatMs = HEARTBEAT_MS): Response {
   const stop = new AbortController();
   signal.addEventListener("abort", () => stop.abort(), { once: true });
-  const events = bus.subscribe(stop.signal, { after });
+  const events = bus.subscribe(stop.signal, options);
   let pending: Promise<IteratorResult<SandboxEvent>> | undefined;
   const stream = new ReadableStream<Uint8Array>(
     {

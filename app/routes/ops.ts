@@ -15,10 +15,14 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
       ({ request, server, query }) => {
         server?.timeout(request, 0); // a quiet stream is not an idle connection
         // A reconnecting client's Last-Event-ID is newer than the ?since= of the URL it first opened.
-        return eventStreamResponse(events, request.signal, request.headers.get("last-event-id") ?? query.since);
+        const after = request.headers.get("last-event-id") ?? query.since;
+        return eventStreamResponse(events, request.signal, { after, follow: query.follow !== "false" });
       },
       {
-        query: t.Object({ since: t.Optional(t.String({ pattern: EVENT_ID_PATTERN, description: "Replay the buffered events after this event id (as Last-Event-ID does)" })) }),
+        query: t.Object({
+          since: t.Optional(t.String({ pattern: EVENT_ID_PATTERN, description: "Replay the buffered events after this event id (as Last-Event-ID does)" })),
+          follow: t.Optional(t.UnionEnum(["true", "false"], { description: "false: end the stream once the buffered events are sent, instead of staying for live ones" })),
+        }),
         response: {
           200: t.String({ description: "text/event-stream: `retry:`, then frames `id: <ULID>`, `event: vm|exec|image|secret|session|sandbox|settings` with a JSON SandboxEvent; `event: replay-gap|overflow` (no id) when events were missed" }),
           ...errors(401, 422),

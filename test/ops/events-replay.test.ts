@@ -87,6 +87,18 @@ describe("GET /api/events: ids, replay and gaps", () => {
     expect(refused.status).toBe(422);
   });
 
+  test("?follow=false → the buffered events after since, then the stream ends (raw and SDK)", async () => {
+    const since = await registrationEventId("ses_f0");
+    for (const id of ["ses_f1", "ses_f2"]) await register(id);
+    const raw = await fetch(`${manager.url}/api/events?since=${since}&follow=false`, { headers: { authorization: `Bearer ${manager.token}` } });
+    const text = await raw.text(); // ends by itself
+    expect([...text.matchAll(/"sessionID":"(ses_f\d)"/g)].map((m) => m[1])).toEqual(["ses_f1", "ses_f2"]);
+
+    const collected: SandboxEvent[] = [];
+    for await (const event of client.events(undefined, { since, follow: false })) collected.push(event);
+    expect(collected.map((e) => (e.type === "session" ? e.sessionID : e.type))).toEqual(["ses_f1", "ses_f2"]);
+  });
+
   test("an id from before this manager started, or not an id at all → a replay-gap first, then what is buffered and live events", async () => {
     const old = await openEventStream(manager.url, manager.token, { "last-event-id": "01ARZ3NDEKTSV4RRFFQ69G5FAV" }); // 2016
     await eventually(() => old.frames.length >= 2);
