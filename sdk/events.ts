@@ -1,6 +1,7 @@
 // The manager's event stream (GET /api/events, server-sent events) as an async iterator that reconnects
 // with the last event id, so a dropped connection loses nothing the manager still buffers.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { encodeTime, TIME_LEN } from "ulid";
 import type { SandboxEvent } from "../app/events/event-bus";
 import { ManagerUnreachableError, toSdkError } from "./errors";
 
@@ -18,6 +19,14 @@ export type EventStreamOptions = {
 };
 
 type Base = { url: string; token: string; fetcher?: typeof fetch };
+
+/**
+ * The smallest event id of a moment (Unix ms): as `since`, the events from that moment on. Event ids are
+ * ULIDs, whose first 10 characters are their time.
+ */
+export function eventIdAt(ms: number): string {
+  return encodeTime(ms, TIME_LEN) + "0".repeat(16);
+}
 
 const DEFAULT_RETRY_MS = 2_000;
 const DEFAULT_MAX_BACKOFF_MS = 30_000;

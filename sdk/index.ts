@@ -10,6 +10,7 @@ export * from "./errors";
 export * from "./arbiter";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
 export type { EventStreamOptions, SandboxEvent } from "./events";
+export { eventIdAt } from "./events";
 
 export type ClientOptions = {
   /** The manager's base URL, e.g. http://127.0.0.1:7878 */
