@@ -10,8 +10,13 @@ export type { SandboxEvent } from "../app/events/event-bus";
 export type EventStreamOptions = {
   /** Start after this event id (an event's `id`): the manager replays what it still buffers after it. */
   since?: string;
-  /** Reconnect when the connection drops or the manager cannot be reached (default true), resuming after the last event. */
+  /**
+   * Reconnect when an open stream drops (default true), resuming after the last event, for as long as the
+   * manager cannot be reached. A first connection that fails still throws ManagerUnreachableError.
+   */
   reconnect?: boolean;
+  /** Told each time the stream dropped and a reconnection is scheduled (e.g. to say so on a terminal). */
+  onDisconnect?: (error: ManagerUnreachableError, retryInMs: number) => void;
   /** The longest wait between two reconnection attempts (default 30 s); the first waits the server's `retry:`. */
   maxBackoffMs?: number;
   /** false: end once the manager has sent what it buffers (after `since`), instead of waiting for live events. */
@@ -80,21 +85,29 @@ async function* connection(
 }
 
 /**
- * Yields events until `signal` aborts (with `follow: false`, until the buffered ones are sent). When the
- * connection drops it reconnects (after the server's `retry:`, then backing off up to `maxBackoffMs`) with
+ * Yields events until `signal` aborts (with `follow: false`, until the buffered ones are sent). When an
+ * open stream drops it reconnects (after the server's `retry:`, then backing off up to `maxBackoffMs`) with
  * the last event's id, so the manager replays what was missed; `replay-gap` and `overflow` events say when
- * that was not possible. With `reconnect: false` it throws ManagerUnreachableError instead. Refusals (401,
- * 422) always throw.
+ * that was not possible. It throws ManagerUnreachableError when the first connection fails, or on a drop
+ * with `reconnect: false`. Refusals (401, 422) always throw.
  */
 export async function* eventStream(base: Base, signal?: AbortSignal, options: EventStreamOptions = {}): AsyncGenerator<SandboxEvent> {
   const maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
   let lastEventId = options.since;
   let retryMs = DEFAULT_RETRY_MS;
   let failures = 0;
+  let opened = false;
   const follow = options.follow ?? true;
+  const on = {
+    open: () => {
+      failures = 0;
+      opened = true;
+    },
+    retry: (ms: number) => (retryMs = ms),
+    follow,
+  };
   while (!signal?.aborted) {
     try {
-      const on = { open: () => (failures = 0), retry: (ms: number) => (retryMs = ms), follow };
       for await (const message of connection(base, lastEventId, signal, on)) {
         if (message.id) lastEventId = message.id;
         yield JSON.parse(message.data) as SandboxEvent;
@@ -103,9 +116,11 @@ export async function* eventStream(base: Base, signal?: AbortSignal, options: Ev
       throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `the event stream from ${base.url} ended`);
     } catch (error) {
       if (signal?.aborted) return;
-      if (!(error instanceof ManagerUnreachableError) || options.reconnect === false) throw error;
+      if (!(error instanceof ManagerUnreachableError) || !opened || options.reconnect === false) throw error;
       failures += 1;
-      if (!(await pause(Math.min(maxBackoffMs, retryMs * 2 ** (failures - 1)), signal))) return;
+      const delayMs = Math.min(maxBackoffMs, retryMs * 2 ** (failures - 1));
+      options.onDisconnect?.(error, delayMs);
+      if (!(await pause(delayMs, signal))) return;
     }
   }
 }

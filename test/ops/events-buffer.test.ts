@@ -130,8 +130,10 @@ describe("SDK events() against a stand-in SSE server", () => {
     });
     const stop = new AbortController();
     const seen: SandboxEvent[] = [];
+    const disconnects: number[] = [];
+    const onDisconnect = (_: ManagerUnreachableError, retryInMs: number) => disconnects.push(retryInMs);
     const reading = (async () => {
-      for await (const event of createClient({ url: standIn.url.href.replace(/\/$/, ""), token: TEST_TOKEN }).events(stop.signal)) seen.push(event);
+      for await (const event of createClient({ url: standIn.url.href.replace(/\/$/, ""), token: TEST_TOKEN }).events(stop.signal, { onDisconnect })) seen.push(event);
     })();
     await eventually(() => seen.length >= 3);
     stop.abort();
@@ -144,9 +146,13 @@ describe("SDK events() against a stand-in SSE server", () => {
       { type: "overflow", dropped: 3, message: "m", at: 3 },
     ]);
     expect(asked).toEqual([null, "01KB0000000000000000000001"]);
+    expect(disconnects).toEqual([20]); // the server's retry:
   });
 
-  test("reconnect: false and the stream ends → ManagerUnreachableError; a wrong token → UnauthorizedError, not a retry", async () => {
+  test("no manager at first, or reconnect: false and the stream ends → ManagerUnreachableError; a wrong token → UnauthorizedError, not a retry", async () => {
+    const nobody = createClient({ url: "http://127.0.0.1:1", token: TEST_TOKEN }).events();
+    expect(await nobody.next().catch((e) => e)).toBeInstanceOf(ManagerUnreachableError);
+
     const ended = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("retry: 10\n\n", { headers: { "content-type": "text/event-stream" } }) });
     const once = createClient({ url: ended.url.href.replace(/\/$/, ""), token: TEST_TOKEN }).events(undefined, { reconnect: false });
     expect(await once.next().catch((e) => e)).toBeInstanceOf(ManagerUnreachableError);
