@@ -1,7 +1,7 @@
 // `bun run ca`: the manager CA every VM trusts (fingerprint, expiry, or the certificate with --pem);
 // `bun run ca rotate`: replace it with a new key.
 import type { SandboxClient } from "../../sdk/index";
-import { expectPositionals, runCommand } from "./cli";
+import { expectPositionals, runCommand, runsAsCommand } from "./cli";
 import { UsageError } from "./errors";
 import { isoTime, timeCell } from "./format";
 import { renderPairs, type Output } from "./output";
@@ -12,7 +12,7 @@ function show(ca: CaView, out: Output): void {
   out.line(renderPairs([["FINGERPRINT", `sha256 ${ca.fingerprint}`], ["EXPIRES", timeCell(ca.notAfter, out)]], out.paint));
 }
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "ca",

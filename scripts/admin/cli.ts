@@ -61,7 +61,7 @@ export async function executeCommand<O extends OptionsConfig>(spec: CommandSpec<
   try {
     const { values, positionals } = parse(spec, argv);
     if (values.help) {
-      process.stdout.write(`${spec.help.trim()}\n\n  --json   machine-readable output (stable keys, ISO 8601 times)\n  -h, --help\n\n${EXIT_HELP}\n`);
+      process.stdout.write(`${asInvoked(spec.help.trim())}\n\n  --json   machine-readable output (stable keys, ISO 8601 times)\n  -h, --help\n\n${EXIT_HELP}\n`);
       return EXIT.ok;
     }
     const connection = resolveConnection(process.env);
@@ -71,14 +71,31 @@ export async function executeCommand<O extends OptionsConfig>(spec: CommandSpec<
     return (await main({ values, positionals, out, connection, client })) ?? EXIT.ok;
   } catch (error) {
     const failure = describeFailure(error, { command: spec.name, tokenProblem });
-    reportFailure(spec.name, failure, argv.includes("--json"));
+    reportFailure(spec.name, { ...failure, fix: failure.fix && asInvoked(failure.fix) }, argv.includes("--json"));
     return failure.exitCode;
   }
 }
 
-/** Runs one admin command on the process's arguments and sets process.exitCode. */
+/** Set by the session-sandbox CLI (scripts/cli/) before it imports an admin script: that script runs on these arguments. */
+let dispatched: { path: string; argv: string[] } | undefined;
+
+export function dispatchTo(path: string, argv: string[]): void {
+  dispatched = { path, argv };
+}
+
+/** Help and fixes name commands as the user ran them: `bun run vms` in the repository, `session-sandbox vms` through the CLI. */
+function asInvoked(text: string): string {
+  return dispatched ? text.replace(/\bbun run (--silent )?/g, "session-sandbox ") : text;
+}
+
+/** Whether a script runs as a command: started itself (`bun run <name>`), or dispatched to by the CLI. */
+export function runsAsCommand(meta: { main: boolean; path: string }): boolean {
+  return meta.main || meta.path === dispatched?.path;
+}
+
+/** Runs one admin command on the process's (or the dispatched) arguments and sets process.exitCode. */
 export async function runCommand<O extends OptionsConfig>(spec: CommandSpec<O>, main: (context: Context<O>) => Promise<ExitCode | void>): Promise<void> {
-  process.exitCode = await executeCommand(spec, process.argv.slice(2), main);
+  process.exitCode = await executeCommand(spec, dispatched?.argv ?? process.argv.slice(2), main);
 }
 
 /** Refuses extra or missing positionals with the usage line. */

@@ -1,7 +1,7 @@
 // `bun run doctor`: the manager's own checks (GET /api/doctor), or — when it is down or with --local —
 // the checks this host allows without it. Each problem with its fix; exit 1 when a required check fails.
 import { ManagerUnreachableError, RouteNotFoundError, type SandboxClient } from "../../sdk/index";
-import { runCommand, expectPositionals } from "./cli";
+import { runCommand, runsAsCommand, expectPositionals } from "./cli";
 import { EXIT, START_FIX, describeFailure } from "./errors";
 import { localChecks, type Check } from "./doctor-local";
 import { lineWidth, wrapWords, type Output } from "./output";
@@ -61,7 +61,7 @@ export function render(checks: SourcedCheck[], out: Output, lineWidth?: number):
   return lines.map((line) => line.replace(/ +$/gm, "")).join("\n");
 }
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "doctor",

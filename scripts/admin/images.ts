@@ -1,7 +1,7 @@
 // `bun run images`: the guest images — list, build or pull one (with progress), set a session's image,
 // remove one, prune the unused.
 import type { SandboxClient } from "../../sdk/index";
-import { expectPositionals, reportFailure, runCommand } from "./cli";
+import { expectPositionals, reportFailure, runCommand, runsAsCommand } from "./cli";
 import { EXIT, UsageError, type ExitCode } from "./errors";
 import { formatMib, isoOrNull, timeCell } from "./format";
 import { describeImageChoice, IMAGE_SYNTAX, parseImageArgument, type ImageChoice } from "./image-arg";
@@ -66,7 +66,7 @@ async function pull(client: SandboxClient, choice: ImageChoice, out: Output): Pr
   }
 }
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "images",

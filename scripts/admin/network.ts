@@ -1,5 +1,5 @@
 // `bun run network <session> [none|all|allow <entry>...] | --clear`: a root session's network policy override.
-import { expectPositionals, runCommand } from "./cli";
+import { expectPositionals, runCommand, runsAsCommand } from "./cli";
 import { UsageError } from "./errors";
 import { sessionSandboxJson, sessionSandboxView } from "./session-view";
 import type { NetworkPolicy } from "./settings";
@@ -20,7 +20,7 @@ export function parseNetworkArguments(session: string, words: string[]): Network
   throw new UsageError(`${JSON.stringify(mode)} is not none, all or allow`, `write \`bun run network ${session} none\`, \`… all\` or \`… allow <entry> [<entry> ...]\``);
 }
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "network",

@@ -1,6 +1,6 @@
 // `bun run prune [--older-than 7d] [--dry-run]`: remove idle VMs and their volumes, listing them first.
 import type { SandboxClient } from "../../sdk/index";
-import { expectPositionals, reportFailure, runCommand } from "./cli";
+import { expectPositionals, reportFailure, runCommand, runsAsCommand } from "./cli";
 import { EXIT } from "./errors";
 import { formatDuration, timeCell } from "./format";
 import { renderTable, type Output } from "./output";
@@ -40,7 +40,7 @@ function printOutcome(out: Output, listed: string[], removed: string[], failed: 
   if (kept.length > 0) out.line(`kept (in use again): ${kept.join(", ")}`);
 }
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "prune",

@@ -1,10 +1,10 @@
 // `bun run resources <session> --cpus N --memory 2G | --clear`: a root session's CPU and memory override.
-import { expectPositionals, runCommand } from "./cli";
+import { expectPositionals, runCommand, runsAsCommand } from "./cli";
 import { UsageError } from "./errors";
 import { parseSizeMib, parseWholeNumber } from "./parse";
 import { sessionSandboxJson, sessionSandboxView } from "./session-view";
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "resources",

@@ -1,7 +1,7 @@
 // `bun run rm <vm>`: remove one VM and its data volume (its running commands are cancelled).
-import { expectPositionals, runCommand } from "./cli";
+import { expectPositionals, runCommand, runsAsCommand } from "./cli";
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "rm",

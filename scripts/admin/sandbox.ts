@@ -1,9 +1,9 @@
 // `bun run sandbox <session> [on|off]`: show a root session's sandbox, or turn it on or off.
-import { expectPositionals, runCommand } from "./cli";
+import { expectPositionals, runCommand, runsAsCommand } from "./cli";
 import { UsageError } from "./errors";
 import { sessionSandboxJson, sessionSandboxView } from "./session-view";
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "sandbox",

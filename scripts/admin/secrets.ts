@@ -1,7 +1,7 @@
 // `bun run secrets [<session> [grant|revoke <NAME>...]]`: the configured secrets (names, hosts, scope) and
 // which of them a root session's commands get; grant or revoke one by name. Never a value.
 import type { SandboxClient } from "../../sdk/index";
-import { expectPositionals, runCommand } from "./cli";
+import { expectPositionals, runCommand, runsAsCommand } from "./cli";
 import { UsageError } from "./errors";
 import { renderPairs, renderTable, type Output } from "./output";
 
@@ -41,7 +41,7 @@ export function sessionSecretsView(secrets: Configured, state: SessionSandbox, o
   return `${head}\n\n${table}`;
 }
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "secrets",

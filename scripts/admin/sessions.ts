@@ -1,9 +1,9 @@
 // `bun run sessions`: every registered session with its root, parent, fork origin and directory.
-import { expectPositionals, runCommand } from "./cli";
+import { expectPositionals, runCommand, runsAsCommand } from "./cli";
 import { isoTime, timeCell } from "./format";
 import { renderTable } from "./output";
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "sessions",

@@ -1,6 +1,6 @@
 // `bun run settings`: show the server-wide sandbox settings; `settings set key=value ...` changes them.
 import type { SandboxClient } from "../../sdk/index";
-import { runCommand } from "./cli";
+import { runCommand, runsAsCommand } from "./cli";
 import { UsageError } from "./errors";
 import { formatDuration, formatMib } from "./format";
 import { renderTable, type Output } from "./output";
@@ -107,7 +107,7 @@ export function settingsTable(settings: Settings, out: Output, changed: string[]
   return renderTable([{ header: "SETTING" }, { header: "VALUE" }], rows, out.paint);
 }
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "settings",

@@ -1,6 +1,6 @@
 // `bun run vms`: every VM the manager knows — name, session, status, size, times, why it last stopped.
 import type { SandboxClient } from "../../sdk/index";
-import { runCommand, expectPositionals } from "./cli";
+import { runCommand, runsAsCommand, expectPositionals } from "./cli";
 import { formatMib, isoOrNull, isoTime, timeCell } from "./format";
 import { renderTable, type Output } from "./output";
 
@@ -51,7 +51,7 @@ export function vmsTable(vms: Vm[], out: Output): string {
 
 export const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-if (import.meta.main) {
+if (runsAsCommand(import.meta)) {
   await runCommand(
     {
       name: "vms",

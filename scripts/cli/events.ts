@@ -1,0 +1,73 @@
+// `session-sandbox events [-f] [--since ID]`: the manager's events (GET /api/events through the SDK's
+// events()), one line each. Without -f it prints what the manager still buffers and ends; with -f it
+// follows live ones (after --since ID when given), until Ctrl-C.
+import type { SandboxClient, SandboxEvent } from "../../sdk/index";
+import { executeCommand, expectPositionals } from "../admin/cli";
+import { isoTime } from "../admin/format";
+import type { Output } from "../admin/output";
+import { untilInterrupted } from "./interrupt";
+
+/** The smallest ULID: "since the beginning of what the manager buffers". */
+const BEGINNING = "00000000000000000000000000";
+
+const HELP = `usage: session-sandbox events [-f] [--since ID] [--json]
+
+Prints the manager's events, one per line: TIME ID TYPE and what happened (VMs booting, running, stopped,
+removed and why; commands started and finished; images built or pulled; secrets substituted, by name;
+sessions registered and deleted; sandboxes toggled; settings changed). Without -f: the events the manager
+still buffers (its last 10,000; after --since ID when given), then it ends. -f (--follow): live events
+from now on (after --since ID when given: the buffered ones after it first), until Ctrl-C. A gap (the
+buffer no longer reaches back to --since) or an overflow is said on stderr. --json: one JSON object per line.`;
+
+type Published = Extract<SandboxEvent, { id: string }>;
+
+/** What happened, in words: the part of a line after its time, id and type. */
+export function describeEvent(event: Published): string {
+  switch (event.type) {
+    case "vm":
+      return `${event.vmName} ${event.status}${event.reason ? ` (${event.reason})` : ""}${event.rootSessionID ? ` session=${event.rootSessionID}` : ""}`;
+    case "exec": {
+      const ended = event.phase === "finished" ? (event.timedOut ? " timed out" : event.cancelled ? " cancelled" : event.exitCode === null ? " failed" : ` exit=${event.exitCode}`) : "";
+      return `${event.phase}${ended} call=${event.callID ?? "-"} vm=${event.vmName} session=${event.rootSessionID}`;
+    }
+    case "image":
+      return `${event.image} ${event.phase}${event.detail ? `: ${event.detail}` : ""}`;
+    case "secret":
+      return `${event.name} substituted for ${event.host} vm=${event.vmName} session=${event.rootSessionID}`;
+    case "session":
+      return event.phase === "registered" ? `${event.sessionID} registered root=${event.rootSessionID} dir=${event.directory}` : `${event.sessionID} deleted`;
+    case "sandbox":
+      return `${event.rootSessionID} ${event.sandboxed ? "on" : "off"}`;
+    case "settings":
+      return `changed: ${event.keys.join(", ")}`;
+  }
+}
+
+export function eventLine(event: Published, out: Output): string {
+  return `${isoTime(event.at)}  ${out.paint.dim(event.id)}  ${out.paint.cyan(event.type.padEnd(8))}  ${describeEvent(event)}`;
+}
+
+function print(client: SandboxClient, options: { since?: string; follow: boolean }, out: Output): Promise<void> {
+  return untilInterrupted(async (interrupted) => {
+    for await (const event of client.events(interrupted, options)) {
+      if (!("id" in event)) {
+        // Asking for everything from the beginning is not a gap worth a warning.
+        if (event.type === "replay-gap" && event.lastEventID === BEGINNING) continue;
+        process.stderr.write(`events: ${out.paint.yellow(event.type)} ${event.message}\n`);
+        continue;
+      }
+      out.line(out.json ? JSON.stringify({ ...event, at: isoTime(event.at) }) : eventLine(event as Published, out));
+    }
+  });
+}
+
+export function run(argv: string[]): Promise<number> {
+  const options = { follow: { type: "boolean", short: "f" }, since: { type: "string" } } as const;
+  return executeCommand({ name: "events", help: HELP, options }, argv, async ({ positionals, values, out, client }) => {
+    expectPositionals(positionals, []);
+    const follow = Boolean(values.follow);
+    await print(client, { since: values.since ?? (follow ? undefined : BEGINNING), follow }, out);
+  });
+}
+
+if (import.meta.main) process.exitCode = await run(process.argv.slice(2));

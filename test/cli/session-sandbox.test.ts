@@ -1,0 +1,198 @@
+// The installed `session-sandbox` CLI end to end: installed with `bun link` into a temp BUN_INSTALL, run
+// from other directories against the real manager process over the real local runtime (issue 13, item 1).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import packageJson from "../../package.json" with { type: "json" };
+import { eventually } from "../actors/fixture";
+import { parseJson, ROOT, startAdminManager, type AdminManager, type ScriptResult } from "../admin/fixture";
+
+let m: AdminManager;
+let repo: string;
+let install: string;
+let elsewhere: string;
+let bin: string;
+
+beforeAll(async () => {
+  m = await startAdminManager({ vms: true });
+  repo = m.makeRepo("cli");
+  await m.client.sessions.register({ id: "ses_cli", directory: repo });
+  install = mkdtempSync("/tmp/ss-cli-install-");
+  elsewhere = mkdtempSync("/tmp/ss-cli-cwd-");
+  const link = Bun.spawnSync(["bun", "link"], { cwd: ROOT, env: { ...process.env, BUN_INSTALL: install }, stdout: "pipe", stderr: "pipe" });
+  expect(link.exitCode).toBe(0);
+  bin = join(install, "bin", "session-sandbox");
+}, 600_000);
+afterAll(async () => {
+  Bun.spawnSync(["bun", "unlink"], { cwd: ROOT, env: { ...process.env, BUN_INSTALL: install } });
+  rmSync(install, { recursive: true, force: true });
+  rmSync(elsewhere, { recursive: true, force: true });
+  await m?.cleanup();
+}, 120_000);
+
+/** The installed binary, run from a directory outside the repository, with the operator's env. */
+async function cli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<ScriptResult> {
+  const proc = Bun.spawn([bin, ...args], {
+    cwd: options.cwd ?? elsewhere,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...m.env, ...options.env },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { exitCode, stdout, stderr };
+}
+
+describe("the installed CLI", () => {
+  test("bun link → a session-sandbox on the install's PATH that runs from another directory; --version", async () => {
+    const version = await cli(["--version"]);
+    expect(version).toEqual({ exitCode: 0, stdout: `session-sandbox ${packageJson.version}\n`, stderr: "" });
+    const help = await cli(["--help"]);
+    expect(help.exitCode).toBe(0);
+    for (const name of ["vms", "sessions", "exec", "logs", "events", "inspect", "shell", "stats", "rm", "token"]) expect(help.stdout).toContain(`  ${name} `);
+  });
+
+  test("rm outside the repository, next to a file named like its argument → asks the manager; the file stays", async () => {
+    const name = "ocm-session-000000000000";
+    writeFileSync(join(elsewhere, name), "keep me\n");
+    const result = await cli(["rm", name]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(`no VM named "${name}"`);
+    expect(result.stderr).toContain("session-sandbox vms"); // the fix names the CLI, not `bun run`
+    expect(readFileSync(join(elsewhere, name), "utf8")).toBe("keep me\n");
+  });
+
+  test("an unknown subcommand (ps) → usage error 2; it never runs the host's program", async () => {
+    const result = await cli(["ps"]);
+    expect(result).toMatchObject({ exitCode: 2, stdout: "" });
+    expect(result.stderr).toContain('unknown command "ps"');
+  });
+
+  test("admin subcommands keep --json, --help and the exit codes", async () => {
+    const sessions = parseJson<{ sessions: { id: string }[] }>(await cli(["sessions", "--json"]));
+    expect(sessions.sessions.map((s) => s.id)).toEqual(["ses_cli"]);
+    expect(parseJson<{ enabled: boolean }>(await cli(["settings", "--json"])).enabled).toBe(true);
+    const help = await cli(["vms", "--help"]);
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toStartWith("usage: session-sandbox vms");
+    expect((await cli(["vms", "--bogus"])).exitCode).toBe(2);
+    expect((await cli(["vms"], { env: { SANDBOX_URL: "http://127.0.0.1:9" } })).exitCode).toBe(3);
+    expect((await cli(["sandbox", "ses_ghost"])).exitCode).toBe(1);
+  });
+
+  test("token → prints the token (from SANDBOX_API_TOKEN here)", async () => {
+    expect(await cli(["token"])).toMatchObject({ exitCode: 0, stdout: `${m.env.SANDBOX_API_TOKEN}\n` });
+  });
+
+  test("a subcommand whose module is not in this build → says so, exit 2", async () => {
+    const { SUBCOMMANDS, main } = await import("../../scripts/cli/session-sandbox");
+    SUBCOMMANDS.set("missing", { summary: "test", script: join(elsewhere, "missing.ts"), kind: "module" });
+    const writes: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((text: string) => writes.push(text) > 0) as typeof process.stderr.write;
+    try {
+      expect(await main(["missing"])).toBe(2);
+    } finally {
+      process.stderr.write = write;
+      SUBCOMMANDS.delete("missing");
+    }
+    expect(writes.join("")).toBe("session-sandbox: missing is not available in this build\n");
+  });
+});
+
+describe("exec, logs, events, inspect", () => {
+  test("exec → streams stdout and stderr to ours and exits with the remote code; cwd defaults to the session's", async () => {
+    const result = await cli(["exec", "ses_cli", "--", "pwd; echo to-err >&2; exit 7"]);
+    expect(result).toEqual({ exitCode: 7, stdout: `${repo}\n`, stderr: "to-err\n" });
+    const words = await cli(["exec", "ses_cli", "--cwd", "/tmp", "--", "echo", "a", "b"]);
+    expect(words.exitCode).toBe(125); // /tmp is not inside the session's mounts: nothing ran
+    expect(words.stderr).toContain("is outside the session's mounts");
+    expect(await cli(["exec", "ses_cli", "--", "echo", "a", "b"])).toEqual({ exitCode: 0, stdout: "a b\n", stderr: "" });
+    expect((await cli(["exec", "ses_cli"])).exitCode).toBe(125);
+    expect((await cli(["exec", "ses_cli", "--timeout", "300ms", "--", "sleep 30"])).exitCode).toBe(124);
+  });
+
+  test("exec interrupted (SIGINT) → the command is cancelled in the VM, exit 130", async () => {
+    const proc = Bun.spawn([bin, "exec", "ses_cli", "--", "echo ready; sleep 300"], { cwd: elsewhere, env: { PATH: process.env.PATH ?? "", ...m.env }, stdout: "pipe", stderr: "pipe" });
+    const reader = proc.stdout.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("ready\n");
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(130);
+    // The CLI leaves at once; the manager records the cancellation as the VM's process ends.
+    await eventually(async () => (await m.client.execs.list("ses_cli", { limit: 1 })).execs[0]!.finishedAt !== null);
+    const [last] = (await m.client.execs.list("ses_cli", { limit: 1 })).execs;
+    expect(last).toMatchObject({ command: "echo ready; sleep 300", cancelled: true });
+  });
+
+  test("logs → the commands oldest first with outcome, duration and output tail; --json", async () => {
+    const text = await cli(["logs", "ses_cli", "-n", "4"]);
+    expect(text.exitCode).toBe(0);
+    expect(text.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+Z  exit 7  [\d.]+(ms|s)  \$ pwd; echo to-err >&2; exit 7\n/);
+    expect(text.stdout).toContain(`\n  ${repo}\n`);
+    expect(text.stdout).toContain("\n  to-err\n");
+    expect(text.stdout).toMatch(/timed out  [\d.]+(ms|s)  \$ sleep 30\n/);
+    expect(text.stdout).toMatch(/cancelled  [\d.]+(ms|s)  \$ echo ready; sleep 300\n  ready\n$/);
+    expect(text.stdout.indexOf("exit 7")).toBeLessThan(text.stdout.indexOf("$ echo a b"));
+    const json = parseJson<{ execs: { command: string; exitCode: number | null; startedAt: string }[] }>(await cli(["logs", "ses_cli", "--json", "-n", "2"]));
+    expect(json.execs.map((e) => e.command)).toEqual(["sleep 30", "echo ready; sleep 300"]);
+    expect(json.execs[0]!.startedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  test("logs -f → prints each command as it finishes, until Ctrl-C (exit 0)", async () => {
+    const proc = Bun.spawn([bin, "logs", "ses_cli", "-f", "-n", "1", "--json"], { cwd: elsewhere, env: { PATH: process.env.PATH ?? "", ...m.env }, stdout: "pipe", stderr: "pipe" });
+    const lines = linesOf(proc.stdout);
+    expect(JSON.parse((await lines.next()).value!)).toMatchObject({ command: "echo ready; sleep 300" }); // the history so far
+    await m.client.run("ses_cli", { command: "echo followed" });
+    expect(JSON.parse((await lines.next()).value!)).toMatchObject({ command: "echo followed", exitCode: 0, outputTail: "followed\n" });
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(0);
+  });
+
+  test("events → the buffered events, one line each; -f --since follows after an id", async () => {
+    const all = await cli(["events"]);
+    expect(all.exitCode).toBe(0);
+    expect(all.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+Z  [0-9A-Z]{26}  session   ses_cli registered/m);
+    expect(all.stdout).toMatch(/exec      finished exit=7 call=[0-9A-Z]{26} vm=ocm-session-\w+ session=ses_cli/);
+    const json = (await cli(["events", "--json"])).stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: string; type: string });
+    const last = json.at(-1)!;
+    const proc = Bun.spawn([bin, "events", "-f", "--since", json.at(-2)!.id, "--json"], { cwd: elsewhere, env: { PATH: process.env.PATH ?? "", ...m.env }, stdout: "pipe", stderr: "pipe" });
+    const lines = linesOf(proc.stdout);
+    expect(JSON.parse((await lines.next()).value!).id).toBe(last.id); // replayed after --since
+    await m.client.settings.patch({ idleStopMinutes: 45 });
+    expect(JSON.parse((await lines.next()).value!)).toMatchObject({ type: "settings", keys: ["idleStopMinutes"] }); // live
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(0);
+  });
+
+  test("inspect <session> and inspect <vm> → the same sandbox: session, settings, VM, last commands", async () => {
+    const vmName = (await m.client.sandbox.get("ses_cli")).vmName;
+    await m.client.run("ses_cli", { command: "true" });
+    const bySession = parseJson<{ session: { id: string }; sandbox: { vmName: string }; vm: { name: string; status: string } | null; execs: unknown[] }>(await cli(["inspect", "ses_cli", "--json"]));
+    expect(bySession).toMatchObject({ session: { id: "ses_cli" }, sandbox: { vmName }, vm: { name: vmName, status: "running" } });
+    expect(bySession.execs).toHaveLength(5);
+    const byVm = parseJson<typeof bySession>(await cli(["inspect", vmName, "--json"]));
+    expect(byVm.session.id).toBe("ses_cli");
+    const text = await cli(["inspect", vmName]);
+    expect(text.exitCode).toBe(0);
+    expect(text.stdout).toContain("SESSION  ses_cli");
+    expect(text.stdout).toContain(vmName);
+    expect(text.stdout).toMatch(/usage: +[\d.]+ CPU s, memory/);
+    const missing = await cli(["inspect", "ocm-session-ffffffffffff"]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain("no VM or session named");
+  });
+});
+
+/** The lines of a child's stdout, as they come. */
+async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const chunk of stream) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      yield buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+    }
+  }
+}
