@@ -53,28 +53,36 @@ const TAGS = [
   { name: "ops", description: "Events, metrics and the doctor report" },
 ];
 
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
 /**
  * Responses the generator writes as text/plain, since their route schema is a string: it has no way to name
  * another media type. Each gets its own, with the schema of one item of the stream.
  */
-const STREAMS: { path: string; method: string; mediaType: string; schema: string; description: string }[] = [
+const STREAMS: { path: string; method: string; description: string; content: Record<string, { schema: object }> }[] = [
   {
     path: "/api/sessions/{id}/exec",
     method: "post",
-    mediaType: "application/x-ndjson",
-    schema: "ExecStreamEvent",
-    description: "The command's events, one JSON object per line (the schema is that of one line)",
+    description: "The command's events, one JSON object per line (the schema is that of one line); or, with `Accept: text/plain`, its output as text",
+    content: {
+      "application/x-ndjson": { schema: ref("ExecStreamEvent") },
+      "text/plain": {
+        schema: {
+          type: "string",
+          description:
+            "With `Accept: text/plain`: stdout and stderr as they come, merged, then one line of its own: " +
+            "`session-sandbox: exit=<code> timedOut=<bool> cancelled=<bool>`, or `session-sandbox: error=<CODE> <message>`",
+        },
+      },
+    },
   },
   {
     path: "/api/events",
     method: "get",
-    mediaType: "text/event-stream",
-    schema: "EventStreamFrame",
     description: "Server-sent events (the schema is that of one frame; its data is a SandboxEvent)",
+    content: { "text/event-stream": { schema: ref("EventStreamFrame") } },
   },
 ];
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** Replaces each object deep-equal to a named component (by its JSON) with a $ref; `keep` is left as it is. */
 function referComponents(node: unknown, byJson: Map<string, string>, keep?: unknown): unknown {
@@ -103,7 +111,7 @@ function describeStreams(paths: Document["paths"]): void {
     const ok = paths[stream.path]?.[stream.method]?.responses?.["200"];
     if (!ok) continue;
     ok.description = stream.description;
-    ok.content = { [stream.mediaType]: { schema: ref(stream.schema) } };
+    ok.content = stream.content;
   }
 }
 

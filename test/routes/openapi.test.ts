@@ -118,7 +118,8 @@ describe("the OpenAPI document", () => {
 
   test("streams → their media types with the schema of one item", () => {
     const exec = doc.paths["/api/sessions/{id}/exec"]!.post!.responses["200"]!.content!;
-    expect(exec).toEqual({ "application/x-ndjson": { schema: { $ref: "#/components/schemas/ExecStreamEvent" } } });
+    expect(exec["application/x-ndjson"]).toEqual({ schema: { $ref: "#/components/schemas/ExecStreamEvent" } });
+    expect(exec["text/plain"]).toEqual({ schema: { type: "string", description: expect.stringContaining("session-sandbox: exit=<code>") } });
     const events = doc.paths["/api/events"]!.get!.responses["200"]!.content!;
     expect(events).toEqual({ "text/event-stream": { schema: { $ref: "#/components/schemas/EventStreamFrame" } } });
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["ErrorBody", "Session", "SessionSandbox", "SandboxEvent", "ExecStreamEvent"]));
