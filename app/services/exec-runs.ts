@@ -19,8 +19,18 @@ export type ExecHooks = {
 
 type Running = { historyId: string; abort: AbortController; done: Promise<unknown> };
 
+/** The command matters more than its record: a history that cannot be written (a full disk) does not stop it. */
+function unlessFailing<T>(write: () => T): T | undefined {
+  try {
+    return write();
+  } catch {
+    return undefined;
+  }
+}
+
 export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory) {
   const running = new Map<string, Set<Running>>();
+
   const keyOf = (rootSessionId: string, callID: string) => `${rootSessionId}\u0000${callID}`;
 
   async function run(prepared: PreparedExec, hooks: ExecHooks): Promise<ExecOutcome> {
@@ -32,6 +42,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
     // Callers may reuse a call id (the plugin does not, but nothing forbids it): a cancel reaches them all.
     running.set(key, (running.get(key) ?? new Set()).add(entry));
     let record: ReturnType<ExecHistory["start"]> | undefined;
+    const finish = (outcome: Parameters<ReturnType<ExecHistory["start"]>["finish"]>[0]) => unlessFailing(() => record?.finish(outcome));
     try {
       const outcome = await supervisor.exec({
         rootSessionId: prepared.rootSessionId,
@@ -40,7 +51,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         callID: prepared.callID,
         signal: abort.signal,
         onStarted: () => {
-          record = history.start({
+          record = unlessFailing(() => history.start({
             id: entry.historyId,
             rootSessionID: prepared.rootSessionId,
             sessionID: prepared.sessionId,
@@ -48,7 +59,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
             vmName: prepared.spec.name,
             command: prepared.command.argv[2] ?? "",
             cwd: prepared.command.cwd,
-          });
+          }));
           hooks.onStarted();
         },
         onChunk: (stream, data) => {
@@ -56,10 +67,10 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
           hooks.onChunk(stream, data);
         },
       });
-      record?.finish({ ...outcome, error: null });
+      finish({ ...outcome, error: null });
       return outcome;
     } catch (error) {
-      record?.finish({ exitCode: null, timedOut: false, cancelled: abort.signal.aborted, error: error instanceof DomainError ? `${error.errorCode}: ${error.message}` : String(error) });
+      finish({ exitCode: null, timedOut: false, cancelled: abort.signal.aborted, error: error instanceof DomainError ? `${error.errorCode}: ${error.message}` : String(error) });
       throw error;
     } finally {
       const set = running.get(key);

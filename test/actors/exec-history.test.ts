@@ -159,6 +159,18 @@ describe("exec history", () => {
     expect(rows.some((row) => row.command === "old 0")).toBe(false);
   });
 
+  test("a history that cannot be written (SQLite refuses writes) → the command still runs and answers", async () => {
+    const count = () => f.db.query<{ n: number }, []>("SELECT count(*) AS n FROM exec_history").get()!.n;
+    const before = count();
+    f.db.run("PRAGMA query_only = ON");
+    try {
+      expect(await f.client.run("ses_h", { command: "echo unrecorded" })).toMatchObject({ exitCode: 0, stdout: "unrecorded\n" });
+    } finally {
+      f.db.run("PRAGMA query_only = OFF");
+    }
+    expect(count()).toBe(before);
+  });
+
   test("deleting the root session → its history goes with it", async () => {
     await f.client.sessions.register({ id: "ses_gone", directory: repo });
     await f.client.run("ses_gone", { command: "true" });

@@ -74,3 +74,20 @@ export async function secretGrantsAreNamesOnly() {
   await client.sandbox.set("ses_x", { secrets: { API_TOKEN: "value" } });
   return [scope, hosts, value, effective];
 }
+
+export async function execHistoryAndCancelAreTyped() {
+  await client.run("ses_x", { command: "true" }); // cwd is optional: the session's directory
+  // @ts-expect-error a command is required
+  await client.run("ses_x", { cwd: "/repo" });
+  const { execs } = await client.execs.list("ses_x", { limit: 10 });
+  const exitCode: number | null = execs[0]!.exitCode;
+  const tail: string = execs[0]!.outputTail;
+  const finishedAt: number | null = execs[0]!.finishedAt;
+  // @ts-expect-error limit is a number
+  await client.execs.list("ses_x", { limit: "10" });
+  const cancelled = await client.execs.cancel("ses_x", "call-1");
+  const callID: string = cancelled.callID;
+  const res = await client.api.sessions({ id: "ses_x" }).execs({ callID: "call-1" }).cancel.post();
+  const status: 400 | 401 | 404 | 409 | 422 | undefined = res.error?.status;
+  return [exitCode, tail, finishedAt, callID, status];
+}
