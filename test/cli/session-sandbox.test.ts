@@ -154,6 +154,9 @@ describe("exec, logs, events, inspect", () => {
     expect(all.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+Z  [0-9A-Z]{26}  session   ses_cli registered/m);
     expect(all.stdout).toMatch(/exec      finished exit=7 call=[0-9A-Z]{26} vm=ocm-session-\w+ session=ses_cli/);
     const json = (await cli(["events", "--json"])).stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: string; type: string });
+    const recent = await cli(["events", "--since", "10m", "--json"]);
+    expect(recent).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(recent.stdout.trim().split("\n")).toHaveLength(json.length); // the whole run is within 10 minutes
     const last = json.at(-1)!;
     const proc = Bun.spawn([bin, "events", "-f", "--since", json.at(-2)!.id, "--json"], { cwd: elsewhere, env: { PATH: process.env.PATH ?? "", ...m.env }, stdout: "pipe", stderr: "pipe" });
     const lines = linesOf(proc.stdout);
