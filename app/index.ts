@@ -24,6 +24,7 @@ import { secretRoutes } from "./routes/secrets";
 import type { ImageService } from "./images/image-service";
 import type { DoctorReport } from "./services/doctor";
 import { caRoutes } from "./routes/ca";
+import { shellRoutes } from "./routes/shell";
 import { vmStatsRoutes } from "./routes/vm-stats";
 import type { VmStatsService } from "./services/vm-stats";
 import type { ManagerCa } from "./tls/manager-ca";
@@ -66,6 +67,7 @@ export function createApp({ services, execService, execRuns, egress, supervisor,
       .use(imageRoutes(images))
       .use(opsRoutes(events, metrics, doctor))
       .use(caRoutes(ca, log))
+      .use(shellRoutes(execService, services.sessions, supervisor, metrics, egress))
       .use(vmStatsRoutes(vmStats))
   );
 }

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from "./config";
 import { DatabaseStartupError, databasePath, openDatabase } from "./db/open";
 import { MAX_BODY_BYTES } from "./http/json-body";
 import { guardFetch, serverErrorHandler } from "./http/server-guard";
+import { websocket } from "elysia/ws";
 import { createLogger, type Logger } from "./log";
 import { createManager } from "./manager";
 import { lockRuntimeDir } from "./runtime-dir-lock";
@@ -81,6 +82,8 @@ async function start() {
   manager.supervisor.startSweeping();
 
   const server = listen(config, manager.app.fetch, log);
+  // Elysia's WebSocket routes (the shell) upgrade through the app's server, which app.listen would set.
+  manager.app.server = server;
   log.info("manager listening", { url: server.url.href, dataDir: config.dataDir, database: databasePath(config.dataDir) });
 
   const shutdown = (signal: string) => {
@@ -100,6 +103,8 @@ function listen(config: Config, fetch: (request: Request) => Response | Promise<
   try {
     return Bun.serve({
       fetch: guardFetch(fetch),
+      // Elysia's dispatcher to each socket's route handlers; its own type predates Bun's current one.
+      websocket: websocket as unknown as Bun.WebSocketHandler<never>,
       // Never Bun's development error page: it shows source lines and host paths to anyone who connects.
       development: false,
       error: serverErrorHandler(log),

@@ -5,9 +5,11 @@ import type { App } from "../app/index";
 import { ManagerUnreachableError, toSdkError } from "./errors";
 import { eventStream, type EventStreamOptions } from "./events";
 import { execStream, runCollected, type ExecRequest } from "./exec";
+import { openShell, type ShellOptions } from "./shell";
 
 export * from "./errors";
 export * from "./arbiter";
+export type { ShellConnection, ShellExit, ShellOptions } from "./shell";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
 export type { EventStreamOptions, SandboxEvent } from "./events";
 export { eventIdAt } from "./events";
@@ -75,6 +77,8 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     exec: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => execStream({ url, token, fetcher }, sessionId, request, signal),
     /** Runs a command and collects its output. */
     run: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => runCollected(execStream({ url, token, fetcher }, sessionId, request, signal)),
+    /** An interactive shell on a PTY in the session's VM, over a WebSocket (not through `fetcher`). */
+    shell: (sessionId: string, options: ShellOptions) => openShell({ url, token }, sessionId, options),
     execs: {
       /** The session's exec history, newest first (a root: its whole tree; a child: its own); `limit` 1..200, default 50. */
       list: (sessionId: string, options: { limit?: number } = {}) => unwrap(() => api.sessions({ id: sessionId }).execs.get({ query: options }), url),

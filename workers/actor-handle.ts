@@ -58,6 +58,14 @@ export class ActorHandle {
     return { execId: id, done: promise as Promise<ExecOutcome> };
   }
 
+  terminalInput(execId: number, data: Uint8Array | null): Promise<unknown> {
+    return this.call({ type: "terminal-input", execId, data });
+  }
+
+  terminalResize(execId: number, rows: number, cols: number): Promise<unknown> {
+    return this.call({ type: "terminal-resize", execId, rows, cols });
+  }
+
   cancel(execId: number): Promise<unknown> {
     return this.call({ type: "cancel", execId });
   }

@@ -20,14 +20,24 @@ export type ActorState = {
   lastStopReason: StopReason | null;
 };
 
-export type ExecCommand = { argv: string[]; cwd: string; env: Record<string, string>; timeoutMs: number };
+export type ExecCommand = {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** An interactive shell on a PTY in the VM (the driver's openTerminal) instead of `argv`, which is then unused. */
+  terminal?: { rows: number; cols: number };
+};
 
 export type ActorRequest =
   | { type: "exec"; id: number; spec: VmSpec; command: ExecCommand }
   | { type: "cancel"; id: number; execId: number }
   | { type: "stop"; id: number; reason: StopReason; onlyIfIdle: boolean }
   | { type: "remove"; id: number; reason: StopReason }
-  | { type: "discover"; id: number };
+  | { type: "discover"; id: number }
+  /** Keystrokes for a terminal exec; `data: null` ends its input. */
+  | { type: "terminal-input"; id: number; execId: number; data: Uint8Array | null }
+  | { type: "terminal-resize"; id: number; execId: number; rows: number; cols: number };
 
 export type ErrorRecord = { code: ActorErrorCode; message: string };
 export type ActorErrorCode = "RUNTIME_FAILED" | "RUNTIME_UNAVAILABLE" | "BUSY" | "ACTOR_CRASHED" | "REVOKED";

@@ -1,7 +1,7 @@
 // The session actor: owns one root session's VM and runs its lifecycle one step at a time (boot,
 // recreate, stop, remove, discover). Execs run concurrently inside a running VM but never overlap a step.
 // Plain module: the Worker entry (session-actor.worker.ts) only wires messages to it.
-import { RuntimeError, type RuntimeDriver, type VmSpec } from "../runtime/driver";
+import { RuntimeError, type RuntimeDriver, type TerminalHandle, type VmSpec } from "../runtime/driver";
 import { REVOKING_REASONS, type ActorEvent, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
 import { specsMatch } from "./spec-match";
 
@@ -14,6 +14,8 @@ export class ActorError extends Error {
 export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: (event: ActorEvent) => void) {
   let state: ActorState = { vmName, status: "absent", spec: null, createdAt: null, runningExecs: 0, lastStopReason: null };
   const running = new Map<number, AbortController>();
+  /** Open terminals by exec id (registered synchronously after exec-started, so input sent after it finds them). */
+  const terminals = new Map<number, TerminalHandle>();
   let drained = Promise.withResolvers<void>();
   drained.resolve();
   let queue: Promise<unknown> = Promise.resolve();
@@ -147,7 +149,20 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     }
   }
 
+  async function runTerminal(id: number, command: ExecCommand, controller: AbortController, size: { rows: number; cols: number }) {
+    if (!driver.openTerminal) throw new RuntimeError("UNAVAILABLE", `the ${driver.name} runtime has no interactive terminal; run commands with exec`);
+    const request = { cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal, ...size };
+    const terminal = driver.openTerminal(vmName, request, (data) => emit({ type: "chunk", id, stream: "stdout", data }));
+    terminals.set(id, terminal);
+    try {
+      return await terminal.result;
+    } finally {
+      terminals.delete(id);
+    }
+  }
+
   function runIn(id: number, command: ExecCommand, controller: AbortController) {
+    if (command.terminal) return runTerminal(id, command, controller, command.terminal);
     return driver.exec(
       vmName,
       { argv: command.argv, cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal },
@@ -172,6 +187,13 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
         return step(() => remove(request.reason));
       case "discover":
         return step(discover);
+      case "terminal-input":
+        if (request.data) terminals.get(request.execId)?.write(request.data);
+        else terminals.get(request.execId)?.closeInput();
+        return null;
+      case "terminal-resize":
+        await terminals.get(request.execId)?.resize(request.rows, request.cols);
+        return null;
     }
   }
 

@@ -41,7 +41,11 @@ export type ExecInput = {
   signal?: AbortSignal;
   onStarted(): void;
   onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+  /** For a terminal command (command.terminal): how its keystrokes and window size reach it, once handed to its actor. */
+  onTerminal?(terminal: TerminalControl): void;
 };
+
+export type TerminalControl = { input(data: Uint8Array | null): void; resize(rows: number, cols: number): void };
 
 export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics, onRemoving }: SupervisorDeps) {
   const records = new Map<string, VmRecord>();
@@ -146,6 +150,10 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
         if (input.signal?.aborted) cancel();
       };
       const { execId, done } = handle.exec(input.spec, input.command, { onStarted, onChunk: input.onChunk });
+      input.onTerminal?.({
+        input: (data) => void handle.terminalInput(execId, data).catch(() => undefined),
+        resize: (rows, cols) => void handle.terminalResize(execId, rows, cols).catch(() => undefined),
+      });
       void done.then(
         (outcome) => {
           const kind = outcome.timedOut ? "timeout" : outcome.cancelled ? "cancelled" : outcome.exitCode === 0 ? "ok" : "nonzero";

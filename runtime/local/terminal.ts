@@ -64,8 +64,11 @@ export function openTerminal(ctx: Promise<DriverContext>, name: string, request:
   let crunPid: number | undefined;
   let pts: string | undefined;
   let inputEnded = false;
-  /** Typed before crun started: written once it has. */
-  const early: Uint8Array[] = [];
+  /**
+   * Everything typed until the shell's first output: written again into a retried start (a failed
+   * namespace join, exec.ts), whose first process never ran anything. Output proves the start held.
+   */
+  let unconfirmed: Uint8Array[] | null = [];
   const send = (data: Uint8Array) => {
     try {
       stdin!.write(data);
@@ -74,11 +77,15 @@ export function openTerminal(ctx: Promise<DriverContext>, name: string, request:
       // The shell is gone: what was typed after it has nowhere to go.
     }
   };
+  const confirmed = (chunk: Uint8Array) => {
+    unconfirmed = null;
+    output(chunk);
+  };
   const result: Promise<ExecResult> = ctx.then((context) =>
-    execInVm(context, name, { ...exec, argv: terminalArgv(rows, cols) }, { stdout: output, stderr: output }, (started) => {
+    execInVm(context, name, { ...exec, argv: terminalArgv(rows, cols) }, { stdout: confirmed, stderr: confirmed }, (started) => {
       ({ stdin, pid: crunPid } = started);
       pts = undefined;
-      for (const data of early.splice(0)) send(data);
+      for (const data of unconfirmed ?? []) send(data);
       if (inputEnded) void stdin.end();
     }),
   );
@@ -110,8 +117,8 @@ export function openTerminal(ctx: Promise<DriverContext>, name: string, request:
   return {
     write(data) {
       if (inputEnded) return;
+      unconfirmed?.push(data);
       if (stdin) send(data);
-      else early.push(data);
     },
     closeInput() {
       if (inputEnded) return;

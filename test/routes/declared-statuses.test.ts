@@ -168,6 +168,11 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     401: { method: "POST", path: "/api/ca/rotate", token: null },
     503: { elsewhere: "test/routes/ca.test.ts" },
   },
+  "WS /api/sessions/:id/shell": {
+    // Only the handshake's refusals are HTTP statuses; exec's other refusals come as messages on the socket.
+    200: { elsewhere: "test/actors/shell.test.ts" },
+    401: { method: "GET", path: "/api/sessions/ses_root/shell", headers: { upgrade: "websocket" }, token: null },
+  },
   "GET /api/secrets": {
     200: { method: "GET", path: "/api/secrets" },
     401: { method: "GET", path: "/api/secrets", token: null },

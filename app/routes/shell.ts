@@ -1,0 +1,132 @@
+// GET /api/sessions/:id/shell (WebSocket): an interactive shell on a PTY inside the session's VM.
+// Client → server: binary frames are keystrokes; text frames are JSON control messages
+//   {"type":"resize","rows":R,"cols":C} · {"type":"eof"}.
+// Server → client: binary frames are terminal output; text frames are JSON
+//   {"type":"started","vmName"} · {"type":"exit","exitCode","timedOut","cancelled"} · {"type":"error","code","status","message"},
+// and the server closes the socket after exit or error. Only 401 (token) and 422 (query) refuse the
+// upgrade itself; exec's other refusals (not sandboxed, cap, runtime down, …) come as an error message,
+// since a WebSocket client cannot read the body of a refused handshake. Closing the socket kills the shell.
+import { Elysia, t } from "elysia";
+import { DomainError, RuntimeFailedError } from "../errors";
+import { SessionParams } from "../http/schemas";
+import type { Metrics } from "../metrics";
+import type { EgressProxies } from "../services/egress-proxies";
+import type { ExecService, PreparedExec } from "../services/exec";
+import type { SessionsService } from "../services/sessions";
+import { prepareShell } from "../services/shell";
+import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
+
+export type ShellServerMessage =
+  | { type: "started"; vmName: string }
+  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
+  /** `status` is the HTTP status the same refusal has on exec. */
+  | { type: "error"; code: string; status: number; message: string };
+
+export type ShellClientMessage = { type: "resize"; rows: number; cols: number } | { type: "eof" };
+
+const Dimension = t.Numeric({ minimum: 1, maximum: 1000, multipleOf: 1 });
+export const ShellQuery = t.Object(
+  {
+    rows: t.Optional(Dimension),
+    cols: t.Optional(Dimension),
+    term: t.Optional(t.String({ pattern: "^[A-Za-z0-9._+-]{1,64}$", description: "TERM in the VM; default xterm-256color" })),
+  },
+  { additionalProperties: false },
+);
+
+/** WebSocket close codes: 1000 after the shell exited, 1011 when it could not run or the runtime failed. */
+export const SHELL_CLOSE = { exited: 1000, failed: 1011 } as const;
+
+const validSize = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 1000;
+
+function parseControl(message: unknown): ShellClientMessage | undefined {
+  if (typeof message !== "object" || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.type === "eof") return { type: "eof" };
+  if (m.type === "resize" && validSize(m.rows) && validSize(m.cols)) return { type: "resize", rows: m.rows, cols: m.cols };
+  return undefined;
+}
+
+type Connection = { abort: AbortController; control?: TerminalControl; started: boolean; early: (Uint8Array | null)[]; size?: { rows: number; cols: number } };
+type Socket = { send(data: string | Uint8Array): unknown; close(code?: number, reason?: string): unknown; readyState: number };
+
+export function shellRoutes(execService: ExecService, sessions: SessionsService, supervisor: Supervisor, metrics: Metrics, egress: EgressProxies) {
+  const connections = new WeakMap<object, Connection>();
+
+  /** Every refusal of exec applies; they come as an error message after the upgrade, which every WebSocket client can read. */
+  async function prepare(sessionId: string, options: { rows: number; cols: number; term?: string }): Promise<PreparedExec> {
+    const run = await prepareShell(execService, sessions, sessionId, options);
+    if (run.spec.egressSocket) {
+      egress.setSecrets(run.spec.name, run.proxyRules);
+      await egress.ensure(run.spec.name, run.rootSessionId).catch((error: Error) => {
+        throw new RuntimeFailedError(`the VM's egress proxy could not start, so the shell was not opened: ${error.message}`);
+      });
+    }
+    return run;
+  }
+
+  /** Reports why the shell could not run or ended; a refusal (before it started) is counted as exec's are. */
+  function fail(socket: Socket, error: unknown, refusal = true): void {
+    if (refusal) metrics.refusals.inc({ reason: error instanceof DomainError ? error.errorCode.toLowerCase() : "internal" });
+    const record = error instanceof DomainError ? { code: error.errorCode, status: error.status, message: error.message } : { code: "INTERNAL", status: 500, message: String(error) };
+    if (socket.readyState === 1) socket.send(JSON.stringify({ type: "error", ...record } satisfies ShellServerMessage));
+    socket.close(SHELL_CLOSE.failed, record.code);
+  }
+
+  function start(socket: Socket, run: PreparedExec, connection: Connection): void {
+    if (connection.abort.signal.aborted) return; // closed while it was being prepared
+    const send = (message: ShellServerMessage) => socket.readyState === 1 && socket.send(JSON.stringify(message));
+    void supervisor
+      .exec({
+        rootSessionId: run.rootSessionId,
+        spec: run.spec,
+        command: run.command,
+        signal: connection.abort.signal,
+        onStarted: () => {
+          connection.started = true;
+          send({ type: "started", vmName: run.spec.name });
+          for (const data of connection.early.splice(0)) connection.control?.input(data);
+          if (connection.size) connection.control?.resize(connection.size.rows, connection.size.cols);
+        },
+        onChunk: (_stream, data) => socket.readyState === 1 && socket.send(data),
+        onTerminal: (control) => void (connection.control = control),
+      })
+      .then(
+        (outcome) => {
+          send({ type: "exit", ...outcome });
+          socket.close(SHELL_CLOSE.exited, "exited");
+        },
+        (error: unknown) => fail(socket, error, !connection.started),
+      );
+  }
+
+  return new Elysia({ tags: ["exec"] }).ws("/api/sessions/:id/shell", {
+    params: SessionParams,
+    query: ShellQuery,
+    open(ws) {
+      const connection: Connection = { abort: new AbortController(), started: false, early: [] };
+      connections.set(ws.raw, connection);
+      const { params, query } = ws.data;
+      void prepare(params.id, { rows: query.rows ?? 24, cols: query.cols ?? 80, term: query.term }).then(
+        (run) => start(ws.raw as unknown as Socket, run, connection),
+        (error: unknown) => fail(ws.raw as unknown as Socket, error),
+      );
+    },
+    message(ws, message) {
+      const connection = connections.get(ws.raw);
+      if (!connection) return;
+      const forward = (data: Uint8Array | null) => (connection.started ? connection.control?.input(data) : connection.early.push(data));
+      if (message instanceof Uint8Array) return void forward(message);
+      const control = parseControl(message);
+      if (control?.type === "eof") forward(null);
+      else if (control?.type === "resize") {
+        connection.size = { rows: control.rows, cols: control.cols };
+        if (connection.started) connection.control?.resize(control.rows, control.cols);
+      }
+    },
+    close(ws) {
+      connections.get(ws.raw)?.abort.abort(); // the operator went away: kill the shell in the VM
+    },
+    detail: { operationId: "openShell", summary: "Interactive shell on a PTY in the session's VM (WebSocket; binary frames carry keystrokes and output, JSON text frames resize and report exit)" },
+  });
+}
