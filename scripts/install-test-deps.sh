@@ -5,6 +5,7 @@
 #   busybox-static   the one static binary the test images are built from (with umoci)
 #   dpkg-dev         dpkg-scanpackages, to index the apt repository the recipe-image tests serve on loopback
 #   prometheus       promtool, which checks GET /metrics (the only Debian package with it: 19 MB; its daemon is never started)
+#   tmux             drives `shell` as an operator would (send-keys / capture-pane), in test/cli/shell-tmux.test.ts
 set -euo pipefail
 source "$(dirname "$0")/lib/apt-install.sh"
-ensure_debian_packages "test deps" docker-registry busybox-static dpkg-dev prometheus
+ensure_debian_packages "test deps" docker-registry busybox-static dpkg-dev prometheus tmux
