@@ -7,7 +7,7 @@ import { openShell } from "../../sdk/shell";
 import { executeCommand, expectPositionals } from "../admin/cli";
 
 const HELP = `usage: session-sandbox shell <session> [--term NAME]
-       (in the repository: bun run scripts/cli/shell.ts <session>)
+       (in the repository: bun run shell …)
 
 An interactive shell (bash, else sh) in the VM of the session's root, on a terminal made inside the VM,
 starting in the session's directory. Every key goes to the VM: Ctrl-C interrupts the program running
