@@ -91,3 +91,16 @@ export async function execHistoryAndCancelAreTyped() {
   const status: 400 | 401 | 404 | 409 | 422 | undefined = res.error?.status;
   return [exitCode, tail, finishedAt, callID, status];
 }
+
+export async function shellIsTyped() {
+  const shell = client.shell("ses_x", { rows: 24, cols: 80, onOutput: (chunk: Uint8Array) => void chunk });
+  shell.write("ls\n");
+  shell.write(new Uint8Array([3]));
+  shell.resize(30, 100);
+  // @ts-expect-error the size is two numbers
+  shell.resize("30x100");
+  // @ts-expect-error output goes to onOutput, which is required
+  client.shell("ses_x", { rows: 24 });
+  const { exitCode, timedOut }: { exitCode: number; timedOut: boolean } = await shell.exited;
+  return [exitCode, timedOut];
+}
