@@ -2,15 +2,16 @@
 // process over the real local runtime: the VM's hostname, Ctrl-C interrupting a sleep in the VM, a window
 // resize followed inside, and `exit` back at the host prompt with the CLI's exit code 0 (issue 13).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { eventually } from "../actors/fixture";
 import { ROOT, startAdminManager, type AdminManager } from "../admin/fixture";
 
 let m: AdminManager;
-/** A tmux server of this test's own (-L), so no one else's sessions are touched; killed at the end. */
-const socket = `ss-shell-test-${randomBytes(3).toString("hex")}`;
+/** A tmux server of this test's own (-S, in a temp dir), so no one else's sessions are touched; killed and removed at the end. */
+const socketDir = mkdtempSync("/tmp/ss-tmux-");
+const socket = `${socketDir}/tmux.sock`;
 const tmux = (...args: string[]) => {
-  const result = Bun.spawnSync(["tmux", "-L", socket, ...args], { stdout: "pipe", stderr: "pipe" });
+  const result = Bun.spawnSync(["tmux", "-S", socket, ...args], { stdout: "pipe", stderr: "pipe" });
   if (result.exitCode !== 0) throw new Error(`tmux ${args.join(" ")} failed: ${result.stderr.toString()}`);
   return result.stdout.toString();
 };
@@ -37,7 +38,8 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  Bun.spawnSync(["tmux", "-L", socket, "kill-server"]);
+  Bun.spawnSync(["tmux", "-S", socket, "kill-server"]);
+  rmSync(socketDir, { recursive: true, force: true });
   await m?.cleanup();
 }, 120_000);
 
