@@ -26,6 +26,7 @@ import type { DoctorReport } from "./services/doctor";
 import { caRoutes } from "./routes/ca";
 import { shellRoutes } from "./routes/shell";
 import { vmStatsRoutes } from "./routes/vm-stats";
+import { dashboardRoutes } from "./routes/dashboard";
 import type { VmStatsService } from "./services/vm-stats";
 import type { ManagerCa } from "./tls/manager-ca";
 
@@ -69,6 +70,7 @@ export function createApp({ services, execService, execRuns, egress, supervisor,
       .use(caRoutes(ca, log))
       .use(shellRoutes(execService, services.sessions, supervisor, metrics, egress))
       .use(vmStatsRoutes(vmStats))
+      .use(dashboardRoutes())
   );
 }
 

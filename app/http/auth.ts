@@ -1,9 +1,10 @@
-// Bearer-token guard for every route except GET /api/health.
+// Bearer-token guard for every route except GET /api/health and the dashboard's static page and assets.
 import { Elysia } from "elysia";
 import { tokensMatch } from "../auth-token";
 import { UnauthorizedError } from "../errors";
 
-export const PUBLIC_PATHS = new Set(["/api/health"]);
+/** The dashboard's page and assets hold no data: it signs in with the token and calls /api with it. */
+export const PUBLIC_PATHS = new Set(["/api/health", "/", "/ui/app.js", "/ui/app.css"]);
 
 export function bearerAuth(token: string) {
   return new Elysia({ name: "bearer-auth" }).onRequest(({ request }) => {

@@ -25,6 +25,16 @@ describe("auth", () => {
     }
   });
 
+  test("dashboard page and assets → 200 without a token, with a strict CSP; the data behind them still needs it", async () => {
+    t = makeTestApp();
+    for (const path of ["/", "/ui/app.js", "/ui/app.css"]) {
+      const res = await t.request("GET", path, { token: null });
+      expect([path, res.status]).toEqual([path, 200]);
+      expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+    }
+    expect((await t.request("GET", "/ui/other.js", { token: null })).status).toBe(401);
+  });
+
   test("token compare → equal only for the exact token", () => {
     expect(tokensMatch("abc", "abc")).toBe(true);
     expect(tokensMatch("abc", "abd")).toBe(false);

@@ -173,6 +173,10 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     200: { elsewhere: "test/actors/shell.test.ts" },
     401: { method: "GET", path: "/api/sessions/ses_root/shell", headers: { upgrade: "websocket" }, token: null },
   },
+  // The dashboard's page and assets: public (they hold no data), so never a 401.
+  "GET /": { 200: { method: "GET", path: "/", token: null } },
+  "GET /ui/app.js": { 200: { method: "GET", path: "/ui/app.js", token: null } },
+  "GET /ui/app.css": { 200: { method: "GET", path: "/ui/app.css", token: null } },
   "GET /api/secrets": {
     200: { method: "GET", path: "/api/secrets" },
     401: { method: "GET", path: "/api/secrets", token: null },

@@ -1,0 +1,136 @@
+/** @jsxImportSource preact */
+// The dashboard shell: sign-in, navigation, and the event stream whose every event refreshes the open page.
+import type { EventSourceMessage } from "eventsource-parser";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, describeError, tokenStore } from "./api";
+import { followEvents, type StreamState } from "./event-feed";
+import { ActivityPage } from "./pages/activity";
+import { OverviewPage } from "./pages/overview";
+import { SessionsPage } from "./pages/sessions";
+import { SettingsPage } from "./pages/settings";
+import { VmsPage } from "./pages/vms";
+
+const PAGES = { overview: "Overview", sessions: "Sessions", vms: "VMs", activity: "Activity", settings: "Settings" } as const;
+type Page = keyof typeof PAGES;
+export type PageProps = { tick: number; feed: EventSourceMessage[] };
+
+const pageFromHash = (): Page => {
+  const name = location.hash.slice(1);
+  return name in PAGES ? (name as Page) : "overview";
+};
+
+function SignIn({ onSignedIn, error }: { onSignedIn(): void; error: string | null }) {
+  const [message, setMessage] = useState<string | null>(error);
+  async function submit(event: Event) {
+    event.preventDefault();
+    const token = new FormData(event.target as HTMLFormElement).get("token");
+    tokenStore.set(String(token ?? "").trim());
+    try {
+      await api("GET", "/api/settings/sandbox");
+      onSignedIn();
+    } catch (err) {
+      tokenStore.clear();
+      setMessage(describeError(err));
+    }
+  }
+  return (
+    <main class="sign-in">
+      <h1>session-sandbox</h1>
+      <form onSubmit={submit}>
+        <label for="token">API token</label>
+        <input id="token" name="token" type="password" autocomplete="off" required aria-describedby={message ? "token-error" : undefined} aria-invalid={message ? "true" : undefined} />
+        <button type="submit">Sign in</button>
+        {message && (
+          <p id="token-error" class="error" role="alert">
+            {message}
+          </p>
+        )}
+      </form>
+      <p class="hint">The token is in the manager's data directory (bun run token). It stays in this tab only.</p>
+    </main>
+  );
+}
+
+const FEED_SIZE = 200;
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(tokenStore.get() !== null);
+  const [refused, setRefused] = useState<string | null>(null);
+  const [page, setPage] = useState<Page>(pageFromHash());
+  const [tick, setTick] = useState(0);
+  const [feed, setFeed] = useState<EventSourceMessage[]>([]);
+  const [stream, setStream] = useState<StreamState>("connecting");
+  const pending = useRef<number | undefined>(undefined);
+
+  useEffect(() => {
+    const onHash = () => setPage(pageFromHash());
+    addEventListener("hashchange", onHash);
+    return () => removeEventListener("hashchange", onHash);
+  }, []);
+
+  useEffect(() => {
+    if (!signedIn) return;
+    const abort = new AbortController();
+    void followEvents(abort.signal, {
+      onEvent(message) {
+        setFeed((old) => [message, ...old].slice(0, FEED_SIZE));
+        // A burst of events is one refresh, at most 100 ms after its first event.
+        pending.current ??= window.setTimeout(() => {
+          pending.current = undefined;
+          setTick((n) => n + 1);
+        }, 100);
+      },
+      onState(state) {
+        setStream(state);
+        if (state === "refused") signOut("The token was refused (401). Sign in again with the manager's API token.");
+      },
+    });
+    return () => abort.abort();
+  }, [signedIn]);
+
+  function signOut(reason: string | null = null) {
+    tokenStore.clear();
+    setRefused(reason);
+    setSignedIn(false);
+  }
+
+  if (!signedIn) return <SignIn error={refused} onSignedIn={() => (setRefused(null), setSignedIn(true))} />;
+  const Current = { overview: OverviewPage, sessions: SessionsPage, vms: VmsPage, activity: ActivityPage, settings: SettingsPage }[page];
+  return (
+    <>
+      <header>
+        <p class="brand">session-sandbox</p>
+        <nav aria-label="Dashboard">
+          <ul>
+            {(Object.keys(PAGES) as Page[]).map((name) => (
+              <li key={name}>
+                <a href={`#${name}`} aria-current={name === page ? "page" : undefined}>
+                  {PAGES[name]}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <p class="stream" role="status">
+          Events: {stream}
+        </p>
+        <button type="button" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        <h1>{PAGES[page]}</h1>
+        <Current tick={tick} feed={feed} />
+      </main>
+    </>
+  );
+}
+
+export function ErrorText({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {describeError(error)}
+    </p>
+  );
+}

@@ -1,0 +1,79 @@
+/** @jsxImportSource preact */
+// Activity: the live event feed, and a session's recent commands from its exec history.
+import { useState } from "preact/hooks";
+import type { PageProps } from "../app";
+import { ErrorText } from "../app";
+import { when } from "../format";
+import { useApi } from "../use-api";
+
+type Exec = { id: string; sessionID: string; command: string; startedAt: number; durationMs: number | null; exitCode: number | null; timedOut: boolean; cancelled: boolean; error: string | null };
+
+function summary(data: string): string {
+  try {
+    const event = JSON.parse(data) as Record<string, unknown>;
+    return Object.entries(event)
+      .filter(([, value]) => value !== null && typeof value !== "object")
+      .map(([key, value]) => `${key}=${String(value)}`)
+      .join(" ");
+  } catch {
+    return data;
+  }
+}
+
+export function ActivityPage({ tick, feed }: PageProps) {
+  const sessions = useApi<{ sessions: { id: string }[] }>("/api/sessions", tick);
+  const [session, setSession] = useState("");
+  const execs = useApi<{ execs: Exec[] }>(session ? `/api/sessions/${encodeURIComponent(session)}/execs?limit=20` : null, tick);
+  return (
+    <>
+      <h2>Live events</h2>
+      <ol class="feed" role="log" aria-label="Live events, newest first">
+        {feed.length === 0 && <li>No events since this page opened.</li>}
+        {feed.map((message, index) => (
+          <li key={message.id ?? `gap-${index}`}>
+            <strong>{message.event ?? "message"}</strong> {summary(message.data)}
+          </li>
+        ))}
+      </ol>
+      <h2>Recent commands</h2>
+      <p class="field">
+        <label for="exec-session">Session</label>
+        <select id="exec-session" value={session} onChange={(e) => setSession((e.target as HTMLSelectElement).value)}>
+          <option value="">Choose a session</option>
+          {(sessions.data?.sessions ?? []).map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.id}
+            </option>
+          ))}
+        </select>
+      </p>
+      <ErrorText error={sessions.error ?? execs.error} />
+      {execs.data && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">Session</th>
+              <th scope="col">Command</th>
+              <th scope="col">Exit code</th>
+              <th scope="col">Duration</th>
+            </tr>
+          </thead>
+          <tbody>
+            {execs.data.execs.map((e) => (
+              <tr key={e.id}>
+                <td>{when(e.startedAt)}</td>
+                <td>{e.sessionID}</td>
+                <td>
+                  <code>{e.command}</code>
+                </td>
+                <td>{e.exitCode ?? (e.timedOut ? "timed out" : e.cancelled ? "cancelled" : e.error ? `failed: ${e.error}` : "running")}</td>
+                <td>{e.durationMs === null ? "—" : `${e.durationMs} ms`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}

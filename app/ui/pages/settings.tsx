@@ -1,0 +1,115 @@
+/** @jsxImportSource preact */
+// Settings: one small form per server-wide setting, each with Save and a reset to its default (PATCH null).
+import { useState } from "preact/hooks";
+import { api, describeError } from "../api";
+import type { PageProps } from "../app";
+import { ErrorText } from "../app";
+import { image, network, type ImageChoice, type NetworkPolicy } from "../format";
+import { useApi } from "../use-api";
+
+type Settings = Record<string, boolean | number | NetworkPolicy | ImageChoice>;
+type Kind = "boolean" | "integer" | "network" | "image";
+
+const SETTINGS: { key: string; label: string; kind: Kind; help: string }[] = [
+  { key: "enabled", label: "Sandboxing enabled", kind: "boolean", help: "Off: every command runs on the host" },
+  { key: "defaultForNewSessions", label: "Sandbox new sessions", kind: "boolean", help: "The mode a new root session starts in" },
+  { key: "cpus", label: "CPUs per VM", kind: "integer", help: "1 to the host's CPU count" },
+  { key: "memoryMib", label: "Memory per VM (MiB)", kind: "integer", help: "128 to the host's memory" },
+  { key: "idleStopMinutes", label: "Idle stop (minutes)", kind: "integer", help: "1 to 10080" },
+  { key: "maxRunningVms", label: "Most running VMs", kind: "integer", help: "1 to 256" },
+  { key: "execTimeoutMs", label: "Command timeout (ms)", kind: "integer", help: "1000 to 86400000" },
+  { key: "diskMib", label: "Disk per VM (MiB)", kind: "integer", help: "At least 64" },
+  { key: "forwardGitCredentials", label: "Forward git credentials", kind: "boolean", help: "Opt-in: SANDBOX_GIT_CREDENTIALS into sandboxes" },
+  { key: "network", label: "Network policy", kind: "network", help: "none, all, or allowlist: a comma-separated list of domains and keywords" },
+  { key: "image", label: "Guest image", kind: "image", help: "recipe: extra Debian packages, comma-separated; oci: an image reference" },
+];
+
+export function SettingsPage({ tick }: PageProps) {
+  const [saved, setSaved] = useState(0);
+  const settings = useApi<Settings>("/api/settings/sandbox", tick + saved);
+  if (!settings.data) return <ErrorText error={settings.error} />;
+  return (
+    <>
+      <ErrorText error={settings.error} />
+      <p>Each setting's reset returns it to its default: the manager's environment, then the built-in value.</p>
+      {SETTINGS.map((s) => (
+        <SettingFields key={`${s.key}-${tick + saved}`} settingKey={s.key} label={s.label} kind={s.kind} help={s.help} value={settings.data![s.key]!} onSaved={() => setSaved((n) => n + 1)} />
+      ))}
+    </>
+  );
+}
+
+const list = (text: string) => text.split(",").map((x) => x.trim()).filter(Boolean);
+
+function readValue(kind: Kind, form: FormData): unknown {
+  const text = String(form.get("value") ?? "").trim();
+  if (kind === "boolean") return form.get("value") === "on";
+  if (kind === "integer") return text === "" ? text : Number(text);
+  const mode = String(form.get("mode"));
+  if (kind === "network") return mode === "allowlist" ? { mode, allow: list(text) } : { mode };
+  return mode === "oci" ? { kind: "oci", reference: text } : { kind: "recipe", packages: list(text) };
+}
+
+function SettingFields({ settingKey, label, kind, help, value, onSaved }: { settingKey: string; label: string; kind: Kind; help: string; value: Settings[string]; onSaved(): void }) {
+  const [error, setError] = useState<string | null>(null);
+  const id = `setting-${settingKey}`;
+  async function patch(next: unknown) {
+    setError(null);
+    try {
+      await api("PATCH", "/api/settings/sandbox", { [settingKey]: next });
+      onSaved();
+    } catch (err) {
+      setError(describeError(err));
+    }
+  }
+  const policy = value as NetworkPolicy;
+  const choice = value as ImageChoice;
+  const current = kind === "network" ? network(policy) : kind === "image" ? image(choice) : String(value);
+  const described = `${id}-help${error ? ` ${id}-error` : ""}`;
+  return (
+    <form class="setting" noValidate aria-label={label} onSubmit={(e) => (e.preventDefault(), patch(readValue(kind, new FormData(e.target as HTMLFormElement))))}>
+      {kind === "boolean" ? (
+        <p class="field">
+          <input id={id} name="value" type="checkbox" defaultChecked={value as boolean} aria-describedby={described} />
+          <label for={id}>{label}</label>
+        </p>
+      ) : kind === "integer" ? (
+        <p class="field">
+          <label for={id}>{label}</label>
+          <input id={id} name="value" type="number" step={1} defaultValue={String(value)} aria-describedby={described} aria-invalid={error ? "true" : undefined} />
+        </p>
+      ) : (
+        <p class="field">
+          <label for={`${id}-mode`}>{label}: {kind === "network" ? "mode" : "kind"}</label>
+          <select id={`${id}-mode`} name="mode" defaultValue={kind === "network" ? policy.mode : choice.kind}>
+            {(kind === "network" ? ["none", "allowlist", "all"] : ["recipe", "oci"]).map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+          <label for={id}>{kind === "network" ? "Allowed hosts" : "Packages or reference"}</label>
+          <input
+            id={id}
+            name="value"
+            defaultValue={kind === "network" ? (policy.mode === "allowlist" ? policy.allow.join(", ") : "") : choice.kind === "oci" ? choice.reference : choice.packages.join(", ")}
+            aria-describedby={described}
+            aria-invalid={error ? "true" : undefined}
+          />
+        </p>
+      )}
+      <p id={`${id}-help`} class="muted">
+        Now: {current}. {help}.
+      </p>
+      <button type="submit">Save</button>{" "}
+      <button type="button" onClick={() => patch(null)}>
+        Reset {label} to default
+      </button>
+      {error && (
+        <p id={`${id}-error`} class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
