@@ -27,14 +27,16 @@ export function ActivityPage({ tick, feed }: PageProps) {
   return (
     <>
       <h2>Live events</h2>
-      <ol class="feed" role="log" aria-label="Live events, newest first">
+      <div class="feed" role="log" aria-label="Live events, newest first">
+        <ol>
         {feed.length === 0 && <li>No events since this page opened.</li>}
         {feed.map((message, index) => (
           <li key={message.id ?? `gap-${index}`}>
             <strong>{message.event ?? "message"}</strong> {summary(message.data)}
           </li>
         ))}
-      </ol>
+        </ol>
+      </div>
       <h2>Recent commands</h2>
       <p class="field">
         <label for="exec-session">Session</label>

@@ -4,14 +4,14 @@ import { useState } from "preact/hooks";
 import { api, describeError } from "../api";
 import type { PageProps } from "../app";
 import { ErrorText } from "../app";
-import { bytes, image, when, type ImageChoice } from "../format";
+import { bytes, when } from "../format";
 import { useApi } from "../use-api";
 
 type Vm = {
   name: string;
   rootSessionID: string | null;
   status: string;
-  spec: { cpus: number; memoryMib: number; tmpSizeMib: number; image: ImageChoice } | null;
+  spec: { cpus: number; memoryMib: number; tmpSizeMib: number; image: string } | null;
   createdAt: number | null;
   lastUsedAt: number | null;
   runningExecs: number;
@@ -77,7 +77,7 @@ function VmRow({ vm, stats, onRemoved }: { vm: Vm; stats: Stats | undefined; onR
         {vm.status}
         {vm.lastStopReason && ` (last stop: ${vm.lastStopReason})`}
       </td>
-      <td>{vm.spec ? `${vm.spec.cpus} CPU, ${vm.spec.memoryMib} MiB, ${image(vm.spec.image)}` : "—"}</td>
+      <td>{vm.spec ? `${vm.spec.cpus} CPU, ${vm.spec.memoryMib} MiB, image ${vm.spec.image}` : "—"}</td>
       <td>{vm.runningExecs}</td>
       <td>{usage ?? (stats?.cpuSeconds != null ? `${stats.cpuSeconds.toFixed(2)} s` : "—")}</td>
       <td>{usage ? "—" : `${bytes(stats?.memoryBytes)} of ${bytes(stats?.memoryLimitBytes)}`}</td>

@@ -1,0 +1,165 @@
+// The dashboard in a real headless Chromium against the real manager over the real local runtime: sign-in,
+// sessions, toggles, resource overrides, the VM list, the live feed, settings; axe on every page; screenshots
+// of each page into docs/ui/ for the README.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { startAdminManager, type AdminManager } from "../admin/fixture";
+import { openBrowser, seriousViolations, type Browser } from "./browser";
+
+const SHOTS = join(import.meta.dir, "../../docs/ui");
+const ROOT_ID = "ses_ui";
+
+let m: AdminManager;
+let browser: Browser;
+let page: Page;
+let repo: string;
+let vmName: string;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  m = await startAdminManager({ vms: true });
+  repo = m.makeRepo("ui");
+  await m.client.sessions.register({ id: ROOT_ID, directory: repo });
+  await m.client.sessions.register({ id: "ses_ui_child", parentID: ROOT_ID, directory: repo });
+  await m.client.sessions.register({ id: "ses_ui_fork", parentID: ROOT_ID, forkOf: "ses_ui_child", directory: repo });
+  vmName = (await m.client.sandbox.get(ROOT_ID)).vmName;
+  expect(await m.client.run(ROOT_ID, { command: "echo ready", cwd: repo })).toMatchObject({ exitCode: 0 });
+  browser = await openBrowser();
+  page = browser.page;
+  // A script error in the page fails the test that caused it, instead of showing as a missing element.
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+}, 600_000);
+afterAll(async () => {
+  await browser?.close();
+  await m?.cleanup();
+}, 120_000);
+
+async function show(name: string) {
+  await page.getByRole("link", { name }).click();
+  await page.getByRole("heading", { level: 1, name, exact: true }).waitFor();
+}
+
+async function scanAndShoot(file: string) {
+  expect(await seriousViolations(page)).toEqual([]);
+  await page.screenshot({ path: join(SHOTS, file) });
+}
+
+const sandboxSwitch = () => page.getByRole("switch", { name: `Sandbox for ${ROOT_ID}`, exact: true });
+
+afterEach(() => expect(pageErrors.splice(0)).toEqual([]));
+
+describe("dashboard", () => {
+  test("a wrong token → refused with a clear error, and nothing shown", async () => {
+    await page.goto(m.manager.url);
+    await page.getByLabel("API token").fill("not-the-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain("The token was refused (401");
+    expect(await page.getByRole("navigation").count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, "sign-in.png") });
+  });
+
+  test("sign in → overview: sandboxing on, the runtime and why, running VMs against the cap, first paint under a second", async () => {
+    await page.getByLabel("API token").fill(m.manager.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    await page.getByText("1 of at most").waitFor();
+    const facts = await page.locator("dl.facts").textContent();
+    expect(facts).toContain("SandboxingOn");
+    expect(facts).toContain("local");
+    // A fresh load with the token already in the tab: the first contentful paint.
+    await page.reload();
+    await page.getByText("1 of at most").waitFor();
+    const paintMs = await page.evaluate(() => performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1);
+    console.log(`first contentful paint: ${paintMs.toFixed(0)} ms`);
+    expect(paintMs).toBeGreaterThan(0);
+    expect(paintMs).toBeLessThan(1000);
+    await scanAndShoot("overview.png");
+  });
+
+  test("sessions → the registered tree, forks marked; a session registered through the API appears without reload", async () => {
+    await show("Sessions");
+    await page.getByRole("heading", { name: ROOT_ID }).waitFor();
+    expect(await page.getByRole("list", { name: `Children of ${ROOT_ID}` }).textContent()).toContain("ses_ui_fork (fork of ses_ui_child)");
+    await m.client.sessions.register({ id: "ses_ui_late", directory: repo });
+    await page.getByRole("heading", { name: "ses_ui_late" }).waitFor({ timeout: 1000 });
+    expect(await sandboxSwitch().isChecked()).toBe(true);
+    await scanAndShoot("sessions.png");
+  });
+
+  test("an invalid value → the API's own message next to the field", async () => {
+    const refused = await m.client.sandbox.set(ROOT_ID, { resources: { memoryMib: 64 } }).catch((e: Error) => e);
+    expect(refused).toBeInstanceOf(Error);
+    const memory = page.getByLabel("Memory (MiB)").first();
+    await memory.fill("64");
+    await page.getByRole("button", { name: "Save resources" }).first().click();
+    const error = page.locator(`#memoryMib-${ROOT_ID}-error`);
+    await error.waitFor();
+    expect(await error.textContent()).toBe((refused as Error).message);
+    expect(await memory.getAttribute("aria-invalid")).toBe("true");
+    expect(await memory.getAttribute("aria-describedby")).toBe(`memoryMib-${ROOT_ID}-error`);
+  });
+
+  test("1 CPU / 512 MiB → the next command's VM has that spec", async () => {
+    await page.getByLabel("CPUs").first().fill("1");
+    await page.getByLabel("Memory (MiB)").first().fill("512");
+    await page.getByRole("button", { name: "Save resources" }).first().click();
+    await page.getByText("Saved: the next command's VM gets these resources.").waitFor();
+    expect((await m.client.sandbox.get(ROOT_ID)).resources.effective).toEqual({ cpus: 1, memoryMib: 512 });
+    // (nproc inside still says the host's count: the local runtime limits CPU time with cgroup cpu.max, not the CPU set.)
+    expect(await m.client.run(ROOT_ID, { command: "echo resized", cwd: repo })).toMatchObject({ exitCode: 0, stdout: "resized\n" });
+    const { vms } = await m.client.vms.list();
+    expect(vms.find((vm) => vm.name === vmName)?.spec).toMatchObject({ cpus: 1, memoryMib: 512 });
+    await show("VMs");
+    const row = page.getByRole("row", { name: new RegExp(vmName) });
+    await row.getByText("1 CPU, 512 MiB").waitFor();
+    expect(await row.textContent()).toContain("running");
+    await scanAndShoot("vms.png");
+  });
+
+  test("toggle off in the page → its VM leaves the VM list and GET /api/vms", async () => {
+    await show("Sessions");
+    await sandboxSwitch().click();
+    await page.getByText(`Sandbox for ${ROOT_ID}: off`).waitFor();
+    await show("VMs");
+    await page.getByRole("row", { name: new RegExp(vmName) }).waitFor({ state: "detached" });
+    const { vms } = await m.client.vms.list();
+    expect(vms.map((vm) => vm.name)).not.toContain(vmName);
+  });
+
+  test("a toggle made through the API → shown within a second, without reload", async () => {
+    await show("Sessions");
+    await m.client.sandbox.set(ROOT_ID, { sandboxed: true });
+    await page.locator(`#sandbox-${ROOT_ID}:checked`).waitFor({ timeout: 1000 });
+    const started = performance.now();
+    await m.client.sandbox.set(ROOT_ID, { sandboxed: false });
+    await page.locator(`#sandbox-${ROOT_ID}:not(:checked)`).waitFor({ timeout: 1000 });
+    console.log(`API toggle-off shown after ${(performance.now() - started).toFixed(0)} ms`);
+  });
+
+  test("activity → an event made through the API appears in the live feed; a session's recent commands", async () => {
+    await show("Activity");
+    await m.client.sessions.register({ id: "ses_ui_feed", directory: repo });
+    await page.getByRole("log").getByText("id=ses_ui_feed").waitFor({ timeout: 1000 });
+    await page.getByLabel("Session").selectOption(ROOT_ID);
+    await page.getByRole("cell", { name: "echo resized" }).waitFor();
+    await scanAndShoot("activity.png");
+  });
+
+  test("settings → a value saved, shown, then reset to its default (null)", async () => {
+    await show("Settings");
+    const idle = page.getByRole("spinbutton", { name: "Idle stop (minutes)" });
+    const before = await idle.inputValue();
+    await idle.fill("45");
+    await page.getByRole("form", { name: "Idle stop (minutes)" }).getByRole("button", { name: "Save" }).click();
+    await page.getByText("Now: 45.").waitFor();
+    expect((await m.client.settings.get()).idleStopMinutes).toBe(45);
+    await page.getByRole("button", { name: "Reset Idle stop (minutes) to default" }).click();
+    await page.getByText(`Now: ${before}.`).first().waitFor();
+    expect((await m.client.settings.get()).idleStopMinutes).toBe(Number(before));
+    await scanAndShoot("settings.png");
+  });
+});
