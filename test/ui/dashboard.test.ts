@@ -77,6 +77,10 @@ describe("dashboard", () => {
     console.log(`first contentful paint: ${paintMs.toFixed(0)} ms`);
     expect(paintMs).toBeGreaterThan(0);
     expect(paintMs).toBeLessThan(1000);
+    // The page weight the README states: HTML + JS + CSS as served (no compression), kept under 64 KB.
+    const sizes = await Promise.all(["/", "/ui/app.js", "/ui/app.css"].map(async (path) => (await (await fetch(m.manager.url + path)).arrayBuffer()).byteLength));
+    console.log(`page weight: ${sizes.join(" + ")} = ${sizes.reduce((a, b) => a + b)} bytes`);
+    expect(sizes.reduce((a, b) => a + b)).toBeLessThan(64 * 1024);
     await scanAndShoot("overview.png");
   });
 
