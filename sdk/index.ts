@@ -134,6 +134,8 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     },
     settings: {
       get: () => unwrap(() => api.settings.sandbox.get(), url),
+      /** What each setting returns to when patched to null (env, then built-in). */
+      defaults: () => unwrap(() => api.settings.sandbox.defaults.get(), url),
       patch: (change: Parameters<typeof api.settings.sandbox.patch>[0]) => unwrap(() => api.settings.sandbox.patch(change), url),
     },
   };

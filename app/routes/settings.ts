@@ -10,6 +10,10 @@ export function settingsRoutes({ settings }: Services) {
       response: { 200: SandboxSettings, ...errors(401) },
       detail: { operationId: "getSettings", summary: "The effective server-wide sandbox settings" },
     })
+    .get("/sandbox/defaults", () => settings.defaults(), {
+      response: { 200: SandboxSettings, ...errors(401) },
+      detail: { operationId: "getSettingDefaults", summary: "What each setting returns to when set to null: the manager's environment, then the built-in value" },
+    })
     .patch("/sandbox", ({ body }) => settings.patch(body), {
       parse: jsonObjectBody,
       body: SandboxSettingsPatch,

@@ -181,6 +181,10 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     200: { method: "GET", path: "/api/secrets" },
     401: { method: "GET", path: "/api/secrets", token: null },
   },
+  "GET /api/settings/sandbox/defaults": {
+    200: { method: "GET", path: "/api/settings/sandbox/defaults" },
+    401: { method: "GET", path: "/api/settings/sandbox/defaults", token: null },
+  },
   "GET /api/settings/sandbox": {
     200: { method: "GET", path: "/api/settings/sandbox" },
     401: { method: "GET", path: "/api/settings/sandbox", token: null },

@@ -25,6 +25,13 @@ describe("GET /api/settings/sandbox", () => {
     expect((await t.request("GET", "/api/settings/sandbox", { token: null })).status).toBe(401);
   });
 
+  test("defaults → what null returns to: env over built-in, whatever is stored", async () => {
+    t = makeTestApp({ envDefaults: { cpus: 3, memoryMib: 4096, execTimeoutMs: 9_000 } });
+    await t.client.settings.patch({ cpus: 1, idleStopMinutes: 45 });
+    expect(await t.client.settings.defaults()).toMatchObject({ cpus: 3, memoryMib: 4096, execTimeoutMs: 9_000, idleStopMinutes: 30, enabled: true });
+    expect((await t.request("GET", "/api/settings/sandbox/defaults", { token: null })).status).toBe(401);
+  });
+
   test("resources resolve session override → settings → env → built-in", async () => {
     t = makeTestApp({ envDefaults: { cpus: 3, memoryMib: 4096, execTimeoutMs: 9_000 } });
     await t.client.sessions.register({ id: "ses_a", directory: "/r" });

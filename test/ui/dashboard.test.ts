@@ -124,9 +124,10 @@ describe("dashboard", () => {
     await scanAndShoot("vms.png");
   });
 
-  test("toggle off in the page → its VM leaves the VM list and GET /api/vms", async () => {
+  test("toggle off in the page, by keyboard → its VM leaves the VM list and GET /api/vms", async () => {
     await show("Sessions");
-    await sandboxSwitch().click();
+    await sandboxSwitch().focus();
+    await page.keyboard.press("Space");
     await page.getByText(`Sandbox for ${ROOT_ID}: off`).waitFor();
     await show("VMs");
     await page.getByRole("row", { name: new RegExp(vmName) }).waitFor({ state: "detached" });
@@ -153,13 +154,26 @@ describe("dashboard", () => {
     await scanAndShoot("activity.png");
   });
 
+  test("Remove, confirmed → the VM leaves the list and GET /api/vms; Cancel keeps it", async () => {
+    await m.client.sandbox.set(ROOT_ID, { sandboxed: true });
+    expect(await m.client.run(ROOT_ID, { command: "echo again", cwd: repo })).toMatchObject({ exitCode: 0 });
+    await show("VMs");
+    const row = page.getByRole("row", { name: new RegExp(vmName) });
+    await row.getByRole("button", { name: `Remove ${vmName}` }).click();
+    await row.getByRole("button", { name: "Cancel" }).click();
+    await row.getByRole("button", { name: `Remove ${vmName}` }).click();
+    await row.getByRole("button", { name: "Yes, remove" }).press("Enter");
+    await row.waitFor({ state: "detached" });
+    expect((await m.client.vms.list()).vms.map((vm) => vm.name)).not.toContain(vmName);
+  });
+
   test("settings → a value saved, shown, then reset to its default (null)", async () => {
     await show("Settings");
     const idle = page.getByRole("spinbutton", { name: "Idle stop (minutes)" });
     const before = await idle.inputValue();
     await idle.fill("45");
     await page.getByRole("form", { name: "Idle stop (minutes)" }).getByRole("button", { name: "Save" }).click();
-    await page.getByText("Now: 45.").waitFor();
+    await page.getByText("Now: 45. Default: 30.").waitFor();
     expect((await m.client.settings.get()).idleStopMinutes).toBe(45);
     await page.getByRole("button", { name: "Reset Idle stop (minutes) to default" }).click();
     await page.getByText(`Now: ${before}.`).first().waitFor();

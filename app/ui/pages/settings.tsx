@@ -27,13 +27,14 @@ const SETTINGS: { key: string; label: string; kind: Kind; help: string }[] = [
 export function SettingsPage({ tick }: PageProps) {
   const [saved, setSaved] = useState(0);
   const settings = useApi<Settings>("/api/settings/sandbox", tick + saved);
+  const defaults = useApi<Settings>("/api/settings/sandbox/defaults", 0);
   if (!settings.data) return <ErrorText error={settings.error} />;
   return (
     <>
-      <ErrorText error={settings.error} />
+      <ErrorText error={settings.error ?? defaults.error} />
       <p>Each setting's reset returns it to its default: the manager's environment, then the built-in value.</p>
       {SETTINGS.map((s) => (
-        <SettingFields key={`${s.key}-${tick + saved}`} settingKey={s.key} label={s.label} kind={s.kind} help={s.help} value={settings.data![s.key]!} onSaved={() => setSaved((n) => n + 1)} />
+        <SettingFields key={`${s.key}-${tick + saved}`} settingKey={s.key} label={s.label} kind={s.kind} help={s.help} value={settings.data![s.key]!} defaultValue={defaults.data?.[s.key]} onSaved={() => setSaved((n) => n + 1)} />
       ))}
     </>
   );
@@ -50,7 +51,12 @@ function readValue(kind: Kind, form: FormData): unknown {
   return mode === "oci" ? { kind: "oci", reference: text } : { kind: "recipe", packages: list(text) };
 }
 
-function SettingFields({ settingKey, label, kind, help, value, onSaved }: { settingKey: string; label: string; kind: Kind; help: string; value: Settings[string]; onSaved(): void }) {
+type FieldProps = { settingKey: string; label: string; kind: Kind; help: string; value: Settings[string]; defaultValue: Settings[string] | undefined; onSaved(): void };
+
+const describe = (kind: Kind, value: Settings[string]): string =>
+  kind === "network" ? network(value as NetworkPolicy) : kind === "image" ? image(value as ImageChoice) : String(value);
+
+function SettingFields({ settingKey, label, kind, help, value, defaultValue, onSaved }: FieldProps) {
   const [error, setError] = useState<string | null>(null);
   const id = `setting-${settingKey}`;
   async function patch(next: unknown) {
@@ -64,7 +70,6 @@ function SettingFields({ settingKey, label, kind, help, value, onSaved }: { sett
   }
   const policy = value as NetworkPolicy;
   const choice = value as ImageChoice;
-  const current = kind === "network" ? network(policy) : kind === "image" ? image(choice) : String(value);
   const described = `${id}-help${error ? ` ${id}-error` : ""}`;
   return (
     <form class="setting" noValidate aria-label={label} onSubmit={(e) => (e.preventDefault(), patch(readValue(kind, new FormData(e.target as HTMLFormElement))))}>
@@ -99,7 +104,7 @@ function SettingFields({ settingKey, label, kind, help, value, onSaved }: { sett
         </p>
       )}
       <p id={`${id}-help`} class="muted">
-        Now: {current}. {help}.
+        Now: {describe(kind, value)}. Default: {defaultValue === undefined ? "…" : describe(kind, defaultValue)}. {help}.
       </p>
       <button type="submit">Save</button>{" "}
       <button type="button" onClick={() => patch(null)}>
