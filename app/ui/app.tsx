@@ -1,7 +1,7 @@
 /** @jsxImportSource preact */
 // The dashboard shell: sign-in, navigation, and the event stream whose every event refreshes the open page.
 import type { EventSourceMessage } from "eventsource-parser";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useErrorBoundary, useRef, useState } from "preact/hooks";
 import { api, describeError, tokenStore } from "./api";
 import { followEvents, type StreamState } from "./event-feed";
 import { ActivityPage } from "./pages/activity";
@@ -61,6 +61,9 @@ export function App() {
   const [feed, setFeed] = useState<EventSourceMessage[]>([]);
   const [stream, setStream] = useState<StreamState>("connecting");
   const pending = useRef<number | undefined>(undefined);
+  // A page that fails to render says so, instead of going blank; the next page or refresh tries again.
+  const [renderError, resetRenderError] = useErrorBoundary((error: unknown) => console.error("dashboard render error:", error));
+  useEffect(() => resetRenderError(), [page, tick]);
 
   useEffect(() => {
     const onHash = () => setPage(pageFromHash());
@@ -120,7 +123,7 @@ export function App() {
       </header>
       <main>
         <h1>{PAGES[page]}</h1>
-        <Current tick={tick} feed={feed} />
+        {renderError ? <ErrorText error={renderError} /> : <Current tick={tick} feed={feed} />}
       </main>
     </>
   );

@@ -29,6 +29,7 @@ beforeAll(async () => {
   page = browser.page;
   // A script error in the page fails the test that caused it, instead of showing as a missing element.
   page.on("pageerror", (error) => pageErrors.push(error.message));
+  page.on("console", (message) => message.text().startsWith("dashboard render error") && pageErrors.push(message.text()));
 }, 600_000);
 afterAll(async () => {
   await browser?.close();
