@@ -4,6 +4,7 @@ import type { EventSourceMessage } from "eventsource-parser";
 import { useEffect, useErrorBoundary, useRef, useState } from "preact/hooks";
 import { api, describeError, tokenStore } from "./api";
 import { followEvents, type StreamState } from "./event-feed";
+import { ErrorText } from "./error-text";
 import { ActivityPage } from "./pages/activity";
 import { OverviewPage } from "./pages/overview";
 import { SessionsPage } from "./pages/sessions";
@@ -126,14 +127,5 @@ export function App() {
         {renderError ? <ErrorText error={renderError} /> : <Current tick={tick} feed={feed} />}
       </main>
     </>
-  );
-}
-
-export function ErrorText({ error }: { error: unknown }) {
-  if (!error) return null;
-  return (
-    <p class="error" role="alert">
-      {describeError(error)}
-    </p>
   );
 }

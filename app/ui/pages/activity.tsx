@@ -2,7 +2,7 @@
 // Activity: the live event feed, and a session's recent commands from its exec history.
 import { useState } from "preact/hooks";
 import type { PageProps } from "../app";
-import { ErrorText } from "../app";
+import { ErrorText } from "../error-text";
 import { when } from "../format";
 import { useApi } from "../use-api";
 

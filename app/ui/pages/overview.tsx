@@ -1,7 +1,7 @@
 /** @jsxImportSource preact */
 // Overview: is sandboxing on, which runtime and why, running VMs against the cap, the host, doctor problems.
 import type { PageProps } from "../app";
-import { ErrorText } from "../app";
+import { ErrorText } from "../error-text";
 import { useApi } from "../use-api";
 
 type Health = { version: string; runtime: { name: string | null; available: boolean; version: string | null; reason: string; notUsed: Record<string, string> }; host: { cpus: number; memoryMib: number } };

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { api, describeError } from "../api";
 import type { PageProps } from "../app";
-import { ErrorText } from "../app";
+import { ErrorText } from "../error-text";
 import { bytes, when } from "../format";
 import { useApi } from "../use-api";
 
