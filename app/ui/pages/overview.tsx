@@ -7,6 +7,12 @@ import { useApi } from "../use-api";
 type Health = { version: string; runtime: { name: string | null; available: boolean; version: string | null; reason: string; notUsed: Record<string, string> }; host: { cpus: number; memoryMib: number } };
 type Doctor = { ok: boolean; checks: { name: string; ok: boolean; required: boolean; detail: string; fix: string | null }[] };
 
+/** The runtime's name and version, without saying the name twice when the version already starts with it. */
+function runtimeName({ name, version }: Health["runtime"]): string {
+  if (!name) return "none";
+  return version ? (version.startsWith(name) ? version : `${name} ${version}`) : name;
+}
+
 export function OverviewPage({ tick }: PageProps) {
   const health = useApi<Health>("/api/health", tick);
   const settings = useApi<{ enabled: boolean; maxRunningVms: number }>("/api/settings/sandbox", tick);
@@ -24,7 +30,7 @@ export function OverviewPage({ tick }: PageProps) {
         <dd>{health.data ? `Up, version ${health.data.version}` : "…"}</dd>
         <dt>Runtime</dt>
         <dd>
-          {health.data ? `${health.data.runtime.name ?? "none"}${health.data.runtime.version ? ` ${health.data.runtime.version}` : ""} (${health.data.runtime.available ? "available" : "unavailable"}): ${health.data.runtime.reason}` : "…"}
+          {health.data ? `${runtimeName(health.data.runtime)} (${health.data.runtime.available ? "available" : "unavailable"}): ${health.data.runtime.reason}` : "…"}
         </dd>
         <dt>Running VMs</dt>
         <dd>{running !== undefined && settings.data ? `${running} of at most ${settings.data.maxRunningVms}` : "…"}</dd>
