@@ -1,13 +1,18 @@
 // The dashboard in a real headless Chromium against the real manager over the real local runtime: sign-in,
 // sessions, toggles, resource overrides, the VM list, the live feed, settings; axe on every page; screenshots
-// of each page into docs/ui/ for the README.
+// of each page (into docs/ui/ for the README with SANDBOX_UPDATE_SCREENSHOTS=1).
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { startAdminManager, type AdminManager } from "../admin/fixture";
+import { makeTempDir } from "../helpers";
 import { openBrowser, seriousViolations, type Browser } from "./browser";
 
-const SHOTS = join(import.meta.dir, "../../docs/ui");
+// Every run takes the screenshots (a page that renders wrong shows in them); only
+// SANDBOX_UPDATE_SCREENSHOTS=1 writes them over the README's copies in docs/ui/, so a test run
+// leaves the repository as it found it.
+const SHOTS = process.env.SANDBOX_UPDATE_SCREENSHOTS === "1" ? join(import.meta.dir, "../../docs/ui") : makeTempDir("ss-ui-shots-");
 const ROOT_ID = "ses_ui";
 
 let m: AdminManager;
@@ -34,6 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await m?.cleanup();
+  if (process.env.SANDBOX_UPDATE_SCREENSHOTS !== "1") rmSync(SHOTS, { recursive: true, force: true });
 }, 120_000);
 
 async function show(name: string) {
