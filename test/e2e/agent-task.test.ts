@@ -11,7 +11,7 @@ import { startNpmRegistry, type NpmRegistry } from "../fixtures/npm-registry";
 import { makeTempDir } from "../helpers";
 import { prepareLocalRuntime } from "../runtime/local-target";
 import { GUEST_STAMP, writeAgentProject, writeNpmPackages, type LockedPackage } from "./fixtures/agent-project";
-import { createSession, eventually, makeProject, opencodeConfig, PLUGIN, prompt, startTestManager, type TestManager, type ToolPart } from "./fixture";
+import { createSession, eventually, makeProject, opencodeConfig, PLUGIN, pluginOptions, prompt, startTestManager, type TestManager, type ToolPart } from "./fixture";
 import { startMockLlm, type MockLlm } from "./mock-llm";
 import { startOpencode, type OpencodeServer } from "./opencode-server";
 
@@ -52,9 +52,7 @@ beforeAll(async () => {
   writeFileSync(outsideMarker, "host only\n");
   manager = await startTestManager(image);
   llm = startMockLlm();
-  const tokenFile = join(root, "token");
-  writeFileSync(tokenFile, manager.process.token, { mode: 0o600 });
-  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, { url: manager.process.url, tokenFile }]]) });
+  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, pluginOptions(root, manager)]]) });
   sessionID = await createSession(oc);
   await eventually(() => manager.client.sessions.get(sessionID).then(() => true, () => false), 30_000);
   await manager.client.sandbox.set(sessionID, { network: { mode: "allowlist", allow: [`host.sandbox.internal:${registry.port}`] } });

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { tokenPath } from "../../app/auth-token";
 import { makeTempDir } from "../helpers";
 import { prepareLocalRuntime } from "../runtime/local-target";
-import { createSession, eventually, FORGE, makeProject, opencodeConfig, PLUGIN, prompt, startTestManager, type TestManager, type ToolPart } from "./fixture";
+import { createSession, eventually, FORGE, makeProject, opencodeConfig, PLUGIN, pluginOptions, prompt, startTestManager, type TestManager, type ToolPart } from "./fixture";
 import { startMockLlm, type MockLlm } from "./mock-llm";
 import { startOpencode, type OpencodeServer } from "./opencode-server";
 
@@ -86,9 +86,7 @@ beforeAll(async () => {
   await manager.client.settings.patch({ maxRunningVms: 10 });
   llm = startMockLlm();
   // The token by file, outside the repositories: a grep of the repository must find it nowhere.
-  const tokenFile = join(root, "token");
-  writeFileSync(tokenFile, manager.process.token, { mode: 0o600 });
-  const options = { url: manager.process.url, tokenFile, managerTimeoutMs: 3_000 };
+  const options = { ...pluginOptions(root, manager), managerTimeoutMs: 3_000 };
   // Formatters and language servers are off by default in 1.18.33: these two projects opt in.
   const tooling = { formatter: true, lsp: true };
   dirs.tooling = makeProject(root, "tooling");

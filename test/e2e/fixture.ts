@@ -1,7 +1,7 @@
 // Wiring for the end-to-end suites: temp projects (git repos), the real manager on the embedded runtime,
 // a scripted model, and a real `opencode serve` whose per-directory config loads our plugin.
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalDriver } from "../../runtime/local/index";
 import { createClient, type SandboxClient } from "../../sdk/index";
@@ -72,6 +72,16 @@ export async function startTestManager(image: string, env: Record<string, string
       expectNoLeaksAndCleanUp({ driver: createLocalDriver({ stateDir: scratch, rootfsDir: image, cgroupParent }), image, stateDir: scratch, cgroupParent });
     },
   };
+}
+
+/**
+ * Our plugin's options for this manager: its URL, and the token by file (0600, in `root`, outside every
+ * repository, so a grep of a repository never finds it).
+ */
+export function pluginOptions(root: string, manager: TestManager): { url: string; tokenFile: string } {
+  const tokenFile = join(root, "token");
+  writeFileSync(tokenFile, manager.process.token, { mode: 0o600 });
+  return { url: manager.process.url, tokenFile };
 }
 
 /** The VM volumes the manager's runtime holds right now. */

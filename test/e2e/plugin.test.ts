@@ -7,7 +7,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir } from "../helpers";
 import { prepareLocalRuntime } from "../runtime/local-target";
-import { createSession, eventually, makeProject, opencodeConfig, PLUGIN, prompt, shellMode, startTestManager, toolParts, volumesOf, type TestManager } from "./fixture";
+import { createSession, eventually, makeProject, opencodeConfig, PLUGIN, pluginOptions, prompt, shellMode, startTestManager, toolParts, volumesOf, type TestManager } from "./fixture";
 import { startMockLlm, type MockLlm } from "./mock-llm";
 import { startOpencode, type OpencodeServer } from "./opencode-server";
 
@@ -29,9 +29,7 @@ beforeAll(async () => {
   writeFileSync(outsideMarker, "host only\n");
   manager = await startTestManager(image);
   llm = startMockLlm();
-  const tokenFile = join(root, "token");
-  writeFileSync(tokenFile, manager.process.token, { mode: 0o600 });
-  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, { url: manager.process.url, tokenFile }]]) });
+  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, pluginOptions(root, manager)]]) });
 }, 600_000);
 
 afterAll(async () => {
