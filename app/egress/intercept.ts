@@ -52,7 +52,7 @@ export async function interceptTunnel(client: Socket, upstream: Socket, early: B
   if (early.length > 0) client.unshift(early);
   const guest = new TLSSocket(client, { isServer: true, secureContext: createSecureContext({ cert: leaf.certPem, key: leaf.keyPem }), ALPNProtocols: ["http/1.1"] });
   // Tracked itself: in Bun, destroying the wrapped socket does not close the connection (revocation).
-  ctx.track(guest as unknown as Socket);
+  ctx.track(guest);
   const closed = new Promise<void>((resolve) => guest.once("close", () => resolve()));
   guest.on("error", (error: Error & { code?: string }) => {
     // Typically the guest does not trust the manager's CA (an image without it, a pinned client).
@@ -63,10 +63,10 @@ export async function interceptTunnel(client: Socket, upstream: Socket, early: B
   });
   let head: { head: Buffer; rest: Buffer };
   try {
-    head = await readHead(guest as unknown as Socket, ctx.limits.maxHeadBytes, ctx.limits.headTimeoutMs);
+    head = await readHead(guest, ctx.limits.maxHeadBytes, ctx.limits.headTimeoutMs);
   } catch (error) {
     upstream.destroy();
-    if (error instanceof HeadReadError && error.status !== null) answer(guest as unknown as Socket, plainResponse(error.status, `session-sandbox egress proxy: ${error.message}`), ctx);
+    if (error instanceof HeadReadError && error.status !== null) answer(guest, plainResponse(error.status, `session-sandbox egress proxy: ${error.message}`), ctx);
     else guest.destroy();
     return closed;
   }
@@ -74,22 +74,22 @@ export async function interceptTunnel(client: Socket, upstream: Socket, early: B
   const originForm = parsed.ok && parsed.value.target.startsWith("/") ? parsed.value.target : null;
   if (!parsed.ok || originForm === null || parsed.value.method === "CONNECT") {
     upstream.destroy();
-    refuse(guest as unknown as Socket, 400, parsed.ok ? "inside a tunnel, send an origin-form request (GET /path HTTP/1.1)" : parsed.reason, ctx);
+    refuse(guest, 400, parsed.ok ? "inside a tunnel, send an origin-form request (GET /path HTTP/1.1)" : parsed.reason, ctx);
     return closed;
   }
   const request = { head: parsed.value, target, originForm, rest: head.rest };
-  const prepared = prepareHttp(guest as unknown as Socket, request, ctx);
+  const prepared = prepareHttp(guest, request, ctx);
   if (prepared === null) {
     upstream.destroy();
     return closed;
   }
   let secureSide: Socket;
   try {
-    secureSide = (await verified) as unknown as Socket;
+    secureSide = await verified;
   } catch (error) {
     const reason = error instanceof UpstreamError ? error.message : String(error);
     ctx.log.warn("egress upstream TLS refused", { target: shown, reason });
-    answer(guest as unknown as Socket, plainResponse(error instanceof UpstreamError ? error.status : 502, `session-sandbox egress proxy: ${reason}`), ctx);
+    answer(guest, plainResponse(error instanceof UpstreamError ? error.status : 502, `session-sandbox egress proxy: ${reason}`), ctx);
     return closed;
   }
   ctx.track(secureSide);
@@ -97,6 +97,6 @@ export async function interceptTunnel(client: Socket, upstream: Socket, early: B
     ctx.log.info("egress secrets substituted", { kind: "intercept", target: shown, secrets: prepared.usedSecrets });
     ctx.onSubstituted(prepared.usedSecrets, target.host);
   }
-  await forwardPrepared(guest as unknown as Socket, secureSide, prepared, request, ctx);
+  await forwardPrepared(guest, secureSide, prepared, request, ctx);
   return closed;
 }
