@@ -25,6 +25,7 @@ export const EXTEND_ROOTFS_SCRIPT = new URL("../../scripts/extend-rootfs.sh", im
 /** Unused images are kept this long after their last use before the background GC removes them. */
 export const DEFAULT_KEEP_UNUSED_MS = 24 * 60 * 60 * 1000;
 const GC_INTERVAL_MS = 10 * 60 * 1000;
+const LAST_USE_RESOLUTION_MS = 60 * 1000;
 
 export type ImageServiceDeps = {
   repo: ImagesRepo;
@@ -172,8 +173,10 @@ export function createImageService(deps: ImageServiceDeps) {
   async function bootImage(choice: ImageChoice): Promise<string> {
     if (deps.runtime === "msb") return choice.kind === "oci" ? choice.reference : deps.msbDefaultImage;
     const path = await ensure(choice);
+    // Every command passes here: the last use is written at most once a minute (the GC keeps images
+    // for DEFAULT_KEEP_UNUSED_MS, so finer would only cost a SQLite write per command).
     const row = deps.repo.get(sourceKeyOf(choice));
-    if (row) deps.repo.put({ ...row, lastUsedAt: now() });
+    if (row && (row.lastUsedAt === null || now() - row.lastUsedAt >= LAST_USE_RESOLUTION_MS)) deps.repo.put({ ...row, lastUsedAt: now() });
     return path;
   }
 
@@ -193,12 +196,13 @@ export function createImageService(deps: ImageServiceDeps) {
   function list(): ImageView[] {
     const choosers = deps.choosers();
     const vmImages = deps.vmImages();
+    const builtInReady = rootfsReady(deps.builtInRootfs);
     const builtIn: ImageView = {
       image: "default",
       choice: { kind: "recipe", packages: [] },
       description: "the built-in image (scripts/build-rootfs.sh)",
-      status: rootfsReady(deps.builtInRootfs) ? "ready" : "failed",
-      detail: rootfsReady(deps.builtInRootfs) ? null : "not built: run scripts/build-rootfs.sh",
+      status: builtInReady ? "ready" : "failed",
+      detail: builtInReady ? null : "not built: run scripts/build-rootfs.sh",
       digest: null,
       path: deps.builtInRootfs,
       sizeBytes: null,
