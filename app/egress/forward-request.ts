@@ -27,7 +27,7 @@ export function refuse(client: Socket, status: number, reason: string, ctx: Conn
   return null;
 }
 
-/** The usable secret rules of this moment; an unreadable list substitutes nothing (fails closed). */
+/** The usable secret rules of this moment, read once per guest connection; an unreadable list substitutes nothing (fails closed). */
 export function currentSecrets(ctx: ConnectionContext): CompiledSecret[] {
   let rules: readonly SecretRule[] = [];
   try {
@@ -42,8 +42,7 @@ export function currentSecrets(ctx: ConnectionContext): CompiledSecret[] {
 }
 
 /** The upstream head with secrets substituted, and the rewriter that redacts them from the answer. */
-export function prepareHttp(client: Socket, request: HttpRequest, ctx: ConnectionContext): PreparedHttp | null {
-  const secrets = currentSecrets(ctx);
+export function prepareHttp(client: Socket, request: HttpRequest, ctx: ConnectionContext, secrets: readonly CompiledSecret[]): PreparedHttp | null {
   const built = buildUpstreamRequest(request.head, request.target, request.originForm, secretsForTarget(secrets, request.target));
   if (!built.ok) return refuse(client, 400, built.reason, ctx);
   // Every configured value is redacted from every answer, not only the listed hosts' answers.

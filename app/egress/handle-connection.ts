@@ -99,10 +99,11 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
   if (request === null) return;
   const target = formatTarget(request.target);
   const http = request.originForm === null ? null : { ...request, originForm: request.originForm };
-  const prepared = http === null ? null : prepareHttp(client, http, ctx);
+  const secrets = currentSecrets(ctx);
+  const prepared = http === null ? null : prepareHttp(client, http, ctx, secrets);
   if (http !== null && prepared === null) return;
   // A CONNECT to a host that receives secrets is opened up, or not at all.
-  const intercept = http === null && needsInterception(currentSecrets(ctx), request.target);
+  const intercept = http === null && needsInterception(secrets, request.target);
   if (intercept && !ctx.interception) {
     ctx.log.info("egress denied", { kind: "connect", target, rule: "secret host without interception" });
     return void refuse(client, 403, `${target} receives secrets, and this proxy cannot open its TLS (no manager CA), so it is not tunnelled: a tunnel would let the guest read a stored secret back`, ctx);
@@ -120,11 +121,11 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
     ctx.track(upstream);
     if (client.destroyed) return void upstream.destroy();
     // Secret names only: values never reach a log line.
-    const secrets = prepared?.usedSecrets.length ? { secrets: prepared.usedSecrets } : {};
-    ctx.log.info("egress allowed", { kind, target, address, rule: decision.rule, ...secrets });
+    const used = prepared?.usedSecrets.length ? { secrets: prepared.usedSecrets } : {};
+    ctx.log.info("egress allowed", { kind, target, address, rule: decision.rule, ...used });
     if (prepared?.usedSecrets.length) ctx.onSubstituted(prepared.usedSecrets, request.target.host);
     if (http !== null) return await forwardPrepared(client, upstream, prepared as PreparedHttp, http, ctx);
-    if (intercept) return await interceptTunnel(client, upstream, request.rest, request.target, ctx as ConnectionContext & { interception: Interception });
+    if (intercept) return await interceptTunnel(client, upstream, request.rest, request.target, secrets, ctx as ConnectionContext & { interception: Interception });
     return await runTunnel(client, upstream, request.rest, ctx.limits.idleTimeoutMs);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;

@@ -35,8 +35,18 @@ export function needsInterception(secrets: readonly CompiledSecret[], target: Eg
   return secrets.some((secret) => secret.hosts.some((pattern) => domainMatches({ ...pattern, port: null }, host, target.port)));
 }
 
-/** Resolves when the guest's side is closed. `early` holds bytes the guest sent right after CONNECT. */
-export async function interceptTunnel(client: Socket, upstream: Socket, early: Buffer, target: EgressTarget, ctx: ConnectionContext & { interception: Interception }): Promise<void> {
+/**
+ * Resolves when the guest's side is closed. `early` holds bytes the guest sent right after CONNECT;
+ * `secrets` are the rules read for this connection (a change of rules drops the connection anyway).
+ */
+export async function interceptTunnel(
+  client: Socket,
+  upstream: Socket,
+  early: Buffer,
+  target: EgressTarget,
+  secrets: readonly CompiledSecret[],
+  ctx: ConnectionContext & { interception: Interception },
+): Promise<void> {
   const shown = formatTarget(target);
   let leaf: { certPem: string; keyPem: string };
   try {
@@ -78,7 +88,7 @@ export async function interceptTunnel(client: Socket, upstream: Socket, early: B
     return closed;
   }
   const request = { head: parsed.value, target, originForm, rest: head.rest };
-  const prepared = prepareHttp(guest, request, ctx);
+  const prepared = prepareHttp(guest, request, ctx, secrets);
   if (prepared === null) {
     upstream.destroy();
     return closed;
