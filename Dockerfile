@@ -49,6 +49,7 @@ RUN bun install --frozen-lockfile
 COPY tsconfig.json ./
 COPY app ./app
 COPY runtime ./runtime
+COPY egress ./egress
 COPY workers ./workers
 COPY sdk ./sdk
 COPY scripts ./scripts

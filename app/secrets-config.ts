@@ -1,7 +1,7 @@
 // Reads the secret and git-credential configuration from the manager's environment. Configuration only
 // ever names an environment variable; a literal value is refused, so no secret sits in a config file.
 import { ConfigError } from "./config";
-import { secretRuleProblem } from "./egress/index";
+import { secretRuleProblem } from "../egress/index";
 
 /**
  * Who gets a secret: "all" (the default, as before grants existed) every sandboxed session, "granted"

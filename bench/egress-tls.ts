@@ -10,7 +10,7 @@ import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
-import { startEgressProxy } from "../app/egress/index";
+import { startEgressProxy } from "../egress/index";
 import { createLogger } from "../app/log";
 import { loadOrCreateManagerCa } from "../app/tls/manager-ca";
 import { makeTestPki } from "../test/fixtures/test-pki";

@@ -5,10 +5,10 @@
 // - git credentials, when forwarding is on: `http.<url>.extraheader` through GIT_CONFIG_COUNT/KEY/VALUE,
 //   one per host (a repository-bound one beats the default), at most 16 hosts. The header holds a
 //   placeholder the proxy swaps for the credential, for http:// and https:// alike (the proxy opens the
-//   TLS of hosts that receive secrets, app/egress/intercept.ts); GH_TOKEN/GITHUB_TOKEN are placeholders
+//   TLS of hosts that receive secrets, egress/intercept.ts); GH_TOKEN/GITHUB_TOKEN are placeholders
 //   for GitHub's hosts too. The guest never holds a credential.
 import { randomBytes } from "node:crypto";
-import type { SecretRule } from "../egress/index";
+import type { SecretRule } from "../../egress/index";
 import type { Logger } from "../log";
 import type { GitCredentialConfig, SecretConfig } from "../secrets-config";
 

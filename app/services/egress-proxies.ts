@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { NetworkPolicy } from "../../runtime/driver";
-import { HOST_ALIAS, startEgressProxy, type EgressProxy, type Interception, type SecretRule } from "../egress/index";
+import { HOST_ALIAS, startEgressProxy, type EgressProxy, type Interception, type SecretRule } from "../../egress/index";
 import type { Logger } from "../log";
 
 export const GUEST_PROXY_URL = "http://127.0.0.1:3128";

@@ -3,7 +3,7 @@
 // once, CONNECT tunnels included. The proxy keeps listening and reads the policy per connection, so the
 // guest's next connection is judged by the new policy; the VM's secret rules are re-resolved here, so a
 // revoked secret is not substituted in it either.
-import type { SecretRule } from "../egress/index";
+import type { SecretRule } from "../../egress/index";
 import type { Logger } from "../log";
 import type { Credentials } from "./credentials";
 import type { EgressProxies } from "./egress-proxies";

@@ -4,7 +4,7 @@ import type { VmSpec } from "../../runtime/driver";
 import type { ExecCommand } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
 import { MANAGED_LABEL, ROOT_LABEL } from "../supervisor/vm-records";
-import type { SecretRule } from "../egress/index";
+import type { SecretRule } from "../../egress/index";
 import type { Credentials } from "./credentials";
 import { proxyEnv } from "./egress-proxies";
 import type { ProtectedDirs } from "./mount-deny-list";

@@ -1,7 +1,7 @@
 // Checks a network policy before it is stored, with the egress proxy's own parser, so the API and the
 // proxy always agree: a typo is a 400 now rather than a silent "denied" later.
 import type { NetworkPolicy } from "../../runtime/driver";
-import { allowlistProblems, NETWORK_KEYWORDS } from "../egress/index";
+import { allowlistProblems, NETWORK_KEYWORDS } from "../../egress/index";
 import { NetworkPolicyInvalidError } from "../errors";
 
 export function checkNetworkPolicy(policy: NetworkPolicy): void {

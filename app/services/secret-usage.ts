@@ -1,7 +1,7 @@
 // Every substitution counted: one `secret` event per name (with the session, VM and target host) and the
 // sandbox_secret_substitutions_total counter by name and host. Names and hosts only, never a value.
-import { domainMatches, normalizeHostName, parseDomainPattern } from "../egress/allow-entry";
-import type { SecretRule } from "../egress/index";
+import { domainMatches, normalizeHostName, parseDomainPattern } from "../../egress/allow-entry";
+import type { SecretRule } from "../../egress/index";
 import type { EventBus } from "../events/event-bus";
 import type { Metrics } from "../metrics";
 import type { Substitution } from "./egress-proxies";

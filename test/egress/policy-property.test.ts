@@ -1,9 +1,9 @@
 // Property: a domain-only allowlist never lets a connection reach a closed (private/loopback/metadata) address.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { classifyAddress } from "../../app/egress/address-ranges";
-import { formatIp, parseCidr, parseIp } from "../../app/egress/ip-address";
-import { evaluate, type Policy } from "../../app/egress/policy";
+import { classifyAddress } from "../../egress/address-ranges";
+import { formatIp, parseCidr, parseIp } from "../../egress/ip-address";
+import { evaluate, type Policy } from "../../egress/policy";
 
 const CLOSED_RANGES = [
   "169.254.169.254/32",

@@ -1,8 +1,8 @@
 // The egress policy evaluator, table-driven: entry validation, name stage, address stage, rule names.
 import { describe, expect, test } from "bun:test";
-import { NetworkPolicyInvalidError } from "../../app/errors";
-import { parseAllowEntry } from "../../app/egress/allow-entry";
-import { allowlistProblems, checkName, compilePolicy, compilePolicyLenient, evaluate, type Policy } from "../../app/egress/policy";
+import { NetworkPolicyInvalidError } from "../../egress/policy-error";
+import { parseAllowEntry } from "../../egress/allow-entry";
+import { allowlistProblems, checkName, compilePolicy, compilePolicyLenient, evaluate, type Policy } from "../../egress/policy";
 
 const allowlist = (...allow: string[]): Policy => ({ mode: "allowlist", allow });
 const HOST_ADDRESSES = ["127.0.0.1", "::1", "192.168.1.5", "fe80::1"];
@@ -68,7 +68,7 @@ describe("allowlist entries", () => {
     })();
     expect(error).toBeInstanceOf(NetworkPolicyInvalidError);
     const domain = error as NetworkPolicyInvalidError;
-    expect(domain.status).toBe(400);
+    expect(domain.code).toBe("NETWORK_POLICY_INVALID");
     expect(domain.message).toContain('"https://x.com" is a URL');
     expect(domain.message).toContain('"*" "*" matches every host');
   });

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChunkedDecoder } from "../../app/egress/chunked-decoder";
-import type { EgressLimits } from "../../app/egress/handle-connection";
-import type { Interception } from "../../app/egress/intercept";
-import type { Policy } from "../../app/egress/policy";
-import { startEgressProxy, type EgressProxy } from "../../app/egress/proxy";
-import type { SecretRule } from "../../app/egress/secrets";
+import { ChunkedDecoder } from "../../egress/chunked-decoder";
+import type { EgressLimits } from "../../egress/handle-connection";
+import type { Interception } from "../../egress/intercept";
+import type { Policy } from "../../egress/policy";
+import { startEgressProxy, type EgressProxy } from "../../egress/proxy";
+import type { SecretRule } from "../../egress/secrets";
 import { createLogger } from "../../app/log";
 
 export type Harness = {

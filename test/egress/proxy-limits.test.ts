@@ -3,7 +3,7 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEgressProxy } from "../../app/egress/proxy";
+import { startEgressProxy } from "../../egress/proxy";
 import { createLogger } from "../../app/log";
 import { exchange, openClient, parseResponse, startEchoTarget, startHarness, startRawTarget, type Harness, type HarnessOptions } from "./proxy-harness";
 

@@ -1,6 +1,6 @@
 // Secrets through the proxy: substituted only for the listed host, echoes redacted, tunnels untouched, logs clean.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import type { SecretRule } from "../../app/egress/secrets";
+import type { SecretRule } from "../../egress/secrets";
 import { exchange, parseResponse, startEchoTarget, startHarness, startRawTarget, type Harness } from "./proxy-harness";
 
 const VALUE = "ghp_R3alT0kenValue+with/slash=";

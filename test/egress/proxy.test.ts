@@ -1,7 +1,7 @@
 // The egress proxy over its Unix socket against loopback targets: allow, deny with the rule, keywords, rebinding.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:net";
-import type { Policy } from "../../app/egress/policy";
+import type { Policy } from "../../egress/policy";
 import { exchange, parseResponse, startEchoTarget, startHarness, type Harness } from "./proxy-harness";
 
 const echo = startEchoTarget();

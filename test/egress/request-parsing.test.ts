@@ -1,8 +1,8 @@
 // Strict parsing of what the guest sends: request heads, CONNECT authorities, absolute URLs, IP literals.
 import { describe, expect, test } from "bun:test";
-import { findHeadEnd, parseRequestHead } from "../../app/egress/http-head";
-import { formatIp, parseCidr, parseIp } from "../../app/egress/ip-address";
-import { hostHeader, parseAbsoluteUrl, parseAuthority } from "../../app/egress/target";
+import { findHeadEnd, parseRequestHead } from "../../egress/http-head";
+import { formatIp, parseCidr, parseIp } from "../../egress/ip-address";
+import { hostHeader, parseAbsoluteUrl, parseAuthority } from "../../egress/target";
 
 describe("request head", () => {
   test("leading blank line, request line and headers → parsed, values trimmed", () => {

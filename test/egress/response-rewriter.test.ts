@@ -1,8 +1,8 @@
 // Upstream response → guest bytes: framing, redaction, 1xx, truncation, refused compressed answers.
 import { describe, expect, test } from "bun:test";
-import { ChunkedDecodeError, ChunkedDecoder } from "../../app/egress/chunked-decoder";
-import { ResponseRewriter, UpstreamResponseError, type ResponseRewriteOptions } from "../../app/egress/response-rewriter";
-import { SecretRedactor } from "../../app/egress/secret-redactor";
+import { ChunkedDecodeError, ChunkedDecoder } from "../../egress/chunked-decoder";
+import { ResponseRewriter, UpstreamResponseError, type ResponseRewriteOptions } from "../../egress/response-rewriter";
+import { SecretRedactor } from "../../egress/secret-redactor";
 
 const SECRET = "s3cr3t-value-123";
 const redactor = () => new SecretRedactor([{ name: "TOKEN", find: SECRET, replacement: "PLACEHOLDER_TOKEN" }]);

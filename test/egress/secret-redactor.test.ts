@@ -1,7 +1,7 @@
 // The streaming redactor: split values still replaced; streaming equals redacting the whole text.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { SecretRedactor } from "../../app/egress/secret-redactor";
+import { SecretRedactor } from "../../egress/secret-redactor";
 
 const run = (redactor: SecretRedactor, chunks: string[]) => Buffer.concat([...chunks.map((c) => redactor.push(Buffer.from(c, "latin1"))), redactor.flush()]).toString("latin1");
 

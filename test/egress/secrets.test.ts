@@ -1,9 +1,9 @@
 // Secret rules: validation that never echoes a value, host matching, exactly which request parts are substituted.
 import { describe, expect, test } from "bun:test";
-import { parseRequestHead } from "../../app/egress/http-head";
-import { buildUpstreamRequest } from "../../app/egress/request-rewrite";
-import { SecretRedactor } from "../../app/egress/secret-redactor";
-import { compileSecrets, redactionPatterns, secretRuleProblem, secretsForTarget, type SecretRule } from "../../app/egress/secrets";
+import { parseRequestHead } from "../../egress/http-head";
+import { buildUpstreamRequest } from "../../egress/request-rewrite";
+import { SecretRedactor } from "../../egress/secret-redactor";
+import { compileSecrets, redactionPatterns, secretRuleProblem, secretsForTarget, type SecretRule } from "../../egress/secrets";
 
 const VALUE = "ghp_realTokenValue+/=42";
 const rule: SecretRule = { name: "GITHUB_TOKEN", placeholder: "SANDBOX_SECRET_GITHUB_TOKEN", value: VALUE, hosts: ["api.github.com", "*.githubusercontent.com"] };

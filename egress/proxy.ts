@@ -2,7 +2,7 @@
 import { lstatSync, unlinkSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { networkInterfaces } from "node:os";
-import type { Logger } from "../log";
+import type { EgressLogger as Logger } from "./logger";
 import { endGracefully } from "./graceful-close";
 import { handleConnection, type EgressLimits } from "./handle-connection";
 import type { Interception } from "./intercept";

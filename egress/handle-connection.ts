@@ -1,6 +1,6 @@
 // One guest connection: parse, check name, resolve once, check addresses, connect, then tunnel or forward.
 import type { Socket } from "node:net";
-import type { Logger } from "../log";
+import type { EgressLogger as Logger } from "./logger";
 import { answer, currentSecrets, forwardPrepared, prepareHttp, refuse, type PreparedHttp } from "./forward-request";
 import { parseRequestHead, type RequestHead } from "./http-head";
 import { interceptTunnel, needsInterception, type Interception } from "./intercept";

@@ -1,6 +1,6 @@
 // The egress policy evaluator: pure (policy, target, addresses) → decision naming the rule, in two stages.
-import type { NetworkPolicy } from "../../runtime/driver";
-import { NetworkPolicyInvalidError } from "../errors";
+import type { NetworkPolicy } from "../runtime/driver";
+import { NetworkPolicyInvalidError } from "./policy-error";
 import { classifyAddress, isMetadataName, type AddressCategory, type RangeMatch } from "./address-ranges";
 import { domainMatches, parseAllowEntry, type AllowEntry, type NetworkKeyword } from "./allow-entry";
 import { cidrContains, cidrWithin, formatIp, parseIp } from "./ip-address";
