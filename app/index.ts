@@ -11,9 +11,7 @@ import { settingsRoutes } from "./routes/settings";
 import { execRoutes } from "./routes/exec";
 import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
-import type { EgressProxies } from "./services/egress-proxies";
 import type { ExecService } from "./services/exec";
-import type { ExecRuns } from "./services/exec-runs";
 import { execHistoryRoutes } from "./routes/execs";
 import type { Supervisor } from "./supervisor/supervisor";
 import type { EventBus } from "./events/event-bus";
@@ -35,8 +33,6 @@ export const OPENAPI_JSON_PATH = "/api/openapi.json";
 export type AppDeps = {
   services: Services;
   execService: ExecService;
-  execRuns: ExecRuns;
-  egress: EgressProxies;
   supervisor: Supervisor;
   images: ImageService;
   token: string;
@@ -50,7 +46,7 @@ export type AppDeps = {
   vmStats: VmStatsService;
 };
 
-export function createApp({ services, execService, execRuns, egress, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
+export function createApp({ services, execService, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -62,13 +58,13 @@ export function createApp({ services, execService, execRuns, egress, supervisor,
       .use(sessionSandboxRoutes(services))
       .use(settingsRoutes(services))
       .use(secretRoutes(services))
-      .use(execRoutes(execService, execRuns, metrics, egress))
-      .use(execHistoryRoutes(services, execRuns))
+      .use(execRoutes(execService))
+      .use(execHistoryRoutes(services, execService))
       .use(vmRoutes(supervisor))
       .use(imageRoutes(images))
       .use(opsRoutes(events, metrics, doctor))
       .use(caRoutes(ca, log))
-      .use(shellRoutes(execService, services.sessions, supervisor, metrics, egress))
+      .use(shellRoutes(execService))
       .use(vmStatsRoutes(vmStats))
       .use(dashboardRoutes())
   );

@@ -7,7 +7,6 @@ import type { Logger } from "./log";
 import type { RuntimeStatus } from "./routes/health";
 import { createServices } from "./services";
 import { createExecService } from "./services/exec";
-import { createExecRuns } from "./services/exec-runs";
 import { freeDiskMib, type HostLimits } from "./services/host-limits";
 import type { LifecycleEvent } from "./services/lifecycle-events";
 import type { EnvDefaults } from "./services/settings";
@@ -16,7 +15,7 @@ import { createEventBus } from "./events/event-bus";
 import { publishLifecycle } from "./events/lifecycle-publisher";
 import { createMetrics, type Metrics } from "./metrics";
 import type { DoctorReport } from "./services/doctor";
-import { createEgressProxies, type EgressProxies } from "./services/egress-proxies";
+import { createEgressProxies } from "./services/egress-proxies";
 import type { Credentials } from "./services/credentials";
 import type { ProtectedDirs } from "./services/mount-deny-list";
 import { createCaBundles } from "./tls/ca-bundles";
@@ -91,16 +90,6 @@ function recordStops(events: ReturnType<typeof createEventBus>, services: Return
       } catch {
         // the session is gone
       }
-    }
-  })();
-}
-
-/** A VM's proxy goes with the VM. */
-function closeProxiesOfRemovedVms(events: ReturnType<typeof createEventBus>, egress: EgressProxies): void {
-  const stop = new AbortController();
-  void (async () => {
-    for await (const event of events.subscribe(stop.signal)) {
-      if (event.type === "vm" && event.status === "removed") void egress.close(event.vmName);
     }
   })();
 }
@@ -194,7 +183,6 @@ export function createManager(deps: ManagerDeps) {
     interception: { leafFor: (host) => deps.ca.leafFor(host), upstreamRoots: deps.upstreamRoots },
   });
   revocation = createEgressRevocation({ egress, services, credentials: deps.credentials, log: deps.log });
-  closeProxiesOfRemovedVms(events, egress);
   images = createImageService({
     repo: createImagesRepo(deps.db),
     runtime: driver?.kind,
@@ -212,17 +200,17 @@ export function createManager(deps: ManagerDeps) {
     images,
     sharedDirs: deps.sharedDirs,
     runtimeUnavailable: deps.runtimeUnavailable,
-    egressSocketFor: egress.socketPathFor,
+    egress,
+    events,
+    supervisor,
+    metrics,
     caBundleFor: caBundles.forImage,
     credentials: deps.credentials,
     protectedDirs: deps.protectedDirs,
   });
-  const execRuns = createExecRuns(supervisor, services.execHistory);
   const app = createApp({
     services,
     execService,
-    execRuns,
-    egress,
     supervisor,
     images,
     token: deps.token,

@@ -3,15 +3,13 @@
 // with {"type":"heartbeat"} every 15 s so that a proxy in between never sees a quiet command as idle.
 // With `Accept: text/plain` it streams the raw output and a final status line instead (app/http/exec-text.ts).
 // Refusals before the command starts (not sandboxed, bad cwd, cap, runtime down) are ordinary 4xx/5xx JSON.
+// This route only frames the stream; app/services/exec.ts runs the command.
 import { Elysia, t } from "elysia";
-import { DomainError, RuntimeFailedError } from "../errors";
+import { DomainError } from "../errors";
 import { jsonObjectBody } from "../http/json-body";
 import { createLineTracker, errorLine, exitLine, wantsText } from "../http/exec-text";
 import { errors, ExecBody, SessionParams } from "../http/schemas";
-import type { Metrics } from "../metrics";
-import type { EgressProxies } from "../services/egress-proxies";
 import type { ExecService } from "../services/exec";
-import type { ExecRuns } from "../services/exec-runs";
 
 export type ExecStreamEvent =
   | { type: "started"; vmName: string; callID: string | null }
@@ -24,29 +22,10 @@ const encoder = new TextEncoder();
 /** Below common proxy idle timeouts (30–60 s); clients skip these lines. */
 export const EXEC_HEARTBEAT_MS = 15_000;
 
-/** Counts a refusal (anything that stopped a command before it ran) and passes the error on. */
-function refused(metrics: Metrics, error: unknown): never {
-  metrics.refusals.inc({ reason: error instanceof DomainError ? error.errorCode.toLowerCase() : "internal" });
-  throw error;
-}
-
-export function execRoutes(execService: ExecService, execRuns: ExecRuns, metrics: Metrics, egress: EgressProxies) {
+export function execRoutes(execService: ExecService) {
   return new Elysia({ tags: ["exec"] }).post(
     "/api/sessions/:id/exec",
     async ({ params, body, request, server }) => {
-      let prepared: Awaited<ReturnType<ExecService["prepare"]>>;
-      try {
-        prepared = await execService.prepare(params.id, body);
-      } catch (error) {
-        refused(metrics, error);
-      }
-      // The VM's way out (if its policy allows any) must listen before its first connection.
-      if (prepared.spec.egressSocket) {
-        egress.setSecrets(prepared.spec.name, prepared.proxyRules);
-        await egress.ensure(prepared.spec.name, prepared.rootSessionId).catch((error: Error) =>
-          refused(metrics, new RuntimeFailedError(`the VM's egress proxy could not start, so the command was not run: ${error.message}`)),
-        );
-      }
       // A quiet command must not be cut by the server's idle timeout (lifted in app/http/server-guard.ts
       // for the real server; here too when Elysia serves itself); the exec has its own timeout.
       server?.timeout(request, 0);
@@ -72,21 +51,15 @@ export function execRoutes(execService: ExecService, execRuns: ExecRuns, metrics
         if (event.type === "exit") enqueue(encoder.encode(lines.final(exitLine(event))));
         else if (event.type === "error") enqueue(encoder.encode(lines.final(errorLine(event.code, event.message))));
       };
-      const started = Promise.withResolvers<"started">();
-      const outcome = execRuns
-        .run(prepared, {
-          signal: cancel.signal,
-          onStarted: () => started.resolve("started"),
-          onChunk: (name, data) => {
-            if (!text) return write({ type: name, data: Buffer.from(data).toString("base64") });
-            lines.saw(data);
-            enqueue(data);
-          },
-        })
-        .then((result) => ({ ok: true as const, result }), (error: unknown) => ({ ok: false as const, error }));
-
-      const first = await Promise.race([started.promise, outcome]);
-      if (first !== "started" && !first.ok) refused(metrics, first.error); // nothing ran: an ordinary error response
+      // Refusals (nothing ran) reject here: an ordinary error response.
+      const { prepared, outcome } = await execService.start(params.id, body, {
+        signal: cancel.signal,
+        onChunk: (name, data) => {
+          if (!text) return write({ type: name, data: Buffer.from(data).toString("base64") });
+          lines.saw(data);
+          enqueue(data);
+        },
+      });
       write({ type: "started", vmName: prepared.spec.name, callID: prepared.callID });
       const heartbeat = text ? undefined : setInterval(() => write({ type: "heartbeat" }), EXEC_HEARTBEAT_MS);
       void outcome.then((settled) => {

@@ -4,11 +4,11 @@ import { Elysia, t } from "elysia";
 import { ExecNotFoundError } from "../errors";
 import { ExecCallParams, ExecHistoryEntry, ExecHistoryQuery, errors, SessionParams } from "../http/schemas";
 import type { Services } from "../services";
-import type { ExecRuns } from "../services/exec-runs";
+import type { ExecService } from "../services/exec";
 
 export const DEFAULT_HISTORY_LIMIT = 50;
 
-export function execHistoryRoutes({ sessions, execHistory }: Services, execRuns: ExecRuns) {
+export function execHistoryRoutes({ sessions, execHistory }: Services, execService: Pick<ExecService, "cancel">) {
   return new Elysia({ prefix: "/api/sessions/:id/execs", tags: ["exec"] })
     .get(
       "",
@@ -31,7 +31,7 @@ export function execHistoryRoutes({ sessions, execHistory }: Services, execRuns:
       "/:callID/cancel",
       async ({ params }) => {
         const { rootSessionID } = sessions.get(params.id);
-        const ids = await execRuns.cancel(rootSessionID, params.callID);
+        const ids = await execService.cancel(rootSessionID, params.callID);
         if (ids.length === 0) throw new ExecNotFoundError(params.id, params.callID);
         return { callID: params.callID, execs: execHistory.get(ids) };
       },

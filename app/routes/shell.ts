@@ -6,15 +6,12 @@
 // and the server closes the socket after exit or error. Only 401 (token) and 422 (query) refuse the
 // upgrade itself; exec's other refusals (not sandboxed, cap, runtime down, …) come as an error message,
 // since a WebSocket client cannot read the body of a refused handshake. Closing the socket kills the shell.
+// This route only frames the socket; app/services/exec.ts runs the shell.
 import { Elysia, t } from "elysia";
-import { DomainError, RuntimeFailedError } from "../errors";
+import { DomainError } from "../errors";
 import { SessionParams } from "../http/schemas";
-import type { Metrics } from "../metrics";
-import type { EgressProxies } from "../services/egress-proxies";
-import type { ExecService, PreparedExec } from "../services/exec";
-import type { SessionsService } from "../services/sessions";
-import { prepareShell } from "../services/shell";
-import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
+import type { ExecService } from "../services/exec";
+import type { TerminalControl } from "../supervisor/supervisor";
 
 export type ShellServerMessage =
   | { type: "started"; vmName: string }
@@ -50,41 +47,25 @@ function parseControl(message: unknown): ShellClientMessage | undefined {
 type Connection = { abort: AbortController; control?: TerminalControl; started: boolean; early: (Uint8Array | null)[]; size?: { rows: number; cols: number } };
 type Socket = { send(data: string | Uint8Array): unknown; close(code?: number, reason?: string): unknown; readyState: number };
 
-export function shellRoutes(execService: ExecService, sessions: SessionsService, supervisor: Supervisor, metrics: Metrics, egress: EgressProxies) {
+export function shellRoutes(execService: ExecService) {
   const connections = new WeakMap<object, Connection>();
 
-  /** Every refusal of exec applies; they come as an error message after the upgrade, which every WebSocket client can read. */
-  async function prepare(sessionId: string, options: { rows: number; cols: number; term?: string }): Promise<PreparedExec> {
-    const run = await prepareShell(execService, sessions, sessionId, options);
-    if (run.spec.egressSocket) {
-      egress.setSecrets(run.spec.name, run.proxyRules);
-      await egress.ensure(run.spec.name, run.rootSessionId).catch((error: Error) => {
-        throw new RuntimeFailedError(`the VM's egress proxy could not start, so the shell was not opened: ${error.message}`);
-      });
-    }
-    return run;
-  }
-
-  /** Reports why the shell could not run or ended; a refusal (before it started) is counted as exec's are. */
-  function fail(socket: Socket, error: unknown, refusal = true): void {
-    if (refusal) metrics.refusals.inc({ reason: error instanceof DomainError ? error.errorCode.toLowerCase() : "internal" });
+  /** Reports why the shell could not run or ended (the exec service counted a refusal). */
+  function fail(socket: Socket, error: unknown): void {
     const record = error instanceof DomainError ? { code: error.errorCode, status: error.status, message: error.message } : { code: "INTERNAL", status: 500, message: String(error) };
     if (socket.readyState === 1) socket.send(JSON.stringify({ type: "error", ...record } satisfies ShellServerMessage));
     socket.close(SHELL_CLOSE.failed, record.code);
   }
 
-  function start(socket: Socket, run: PreparedExec, connection: Connection): void {
-    if (connection.abort.signal.aborted) return; // closed while it was being prepared
+  /** Every refusal of exec applies; they come as an error message after the upgrade, which every WebSocket client can read. */
+  function start(socket: Socket, sessionId: string, options: { rows: number; cols: number; term?: string }, connection: Connection): void {
     const send = (message: ShellServerMessage) => socket.readyState === 1 && socket.send(JSON.stringify(message));
-    void supervisor
-      .exec({
-        rootSessionId: run.rootSessionId,
-        spec: run.spec,
-        command: run.command,
+    void execService
+      .shell(sessionId, options, {
         signal: connection.abort.signal,
-        onStarted: () => {
+        onStarted: (vmName) => {
           connection.started = true;
-          send({ type: "started", vmName: run.spec.name });
+          send({ type: "started", vmName });
           for (const data of connection.early.splice(0)) connection.control?.input(data);
           if (connection.size) connection.control?.resize(connection.size.rows, connection.size.cols);
         },
@@ -93,10 +74,11 @@ export function shellRoutes(execService: ExecService, sessions: SessionsService,
       })
       .then(
         (outcome) => {
+          if (!outcome) return; // closed while it was being prepared: nothing ran
           send({ type: "exit", ...outcome });
           socket.close(SHELL_CLOSE.exited, "exited");
         },
-        (error: unknown) => fail(socket, error, !connection.started),
+        (error: unknown) => fail(socket, error),
       );
   }
 
@@ -107,10 +89,7 @@ export function shellRoutes(execService: ExecService, sessions: SessionsService,
       const connection: Connection = { abort: new AbortController(), started: false, early: [] };
       connections.set(ws.raw, connection);
       const { params, query } = ws.data;
-      void prepare(params.id, { rows: query.rows ?? 24, cols: query.cols ?? 80, term: query.term }).then(
-        (run) => start(ws.raw as unknown as Socket, run, connection),
-        (error: unknown) => fail(ws.raw as unknown as Socket, error),
-      );
+      start(ws.raw as unknown as Socket, params.id, { rows: query.rows ?? 24, cols: query.cols ?? 80, term: query.term }, connection);
     },
     message(ws, message) {
       const connection = connections.get(ws.raw);

@@ -1,17 +1,26 @@
-// Turns an exec request into what the supervisor runs: the session's root, its VM spec, and the command
-// as one argument to `sh -c`, byte for byte. Refuses (4xx) before anything runs anywhere.
+// The exec service: every agent command and every operator shell goes through here, prepare → the VM's
+// egress proxy → the supervisor (exec-runs.ts adds the history and cancel-by-call-id for commands), and
+// anything that stops one before it starts is counted once as a refusal. prepare turns a request into what
+// the supervisor runs: the session's root, its VM spec, and the command as one argument to `sh -c`, byte
+// for byte; it refuses (4xx) before anything runs anywhere. The routes only frame the stream.
 import type { VmSpec } from "../../runtime/driver";
-import type { ExecCommand } from "../../workers/protocol";
-import { NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
+import type { ExecCommand, ExecOutcome } from "../../workers/protocol";
+import { DomainError, NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
+import type { EventBus } from "../events/event-bus";
+import type { Metrics } from "../metrics";
+import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
 import { MANAGED_LABEL, ROOT_LABEL } from "../supervisor/vm-records";
 import type { SecretRule } from "../../egress/index";
 import type { Credentials } from "./credentials";
-import { proxyEnv } from "./egress-proxies";
+import { proxyEnv, type EgressProxies } from "./egress-proxies";
+import type { ExecHistory } from "./exec-history";
+import { createExecRuns, type ExecHooks } from "./exec-runs";
 import type { ProtectedDirs } from "./mount-deny-list";
 import { checkCwd, guardNewRepository, mountsOf, pinSessionMounts, restoreMissingGuards, verifyPinnedMounts } from "./mounts";
 import type { SessionSandboxService } from "./session-sandbox";
 import type { SessionsService } from "./sessions";
 import type { SettingsService } from "./settings";
+import { shellOf, type ShellOptions } from "./shell";
 import type { ImageService } from "../images/image-service";
 import { caBundleEnv } from "../tls/ca-bundles";
 import { newId } from "../ids";
@@ -55,8 +64,13 @@ export type ExecServiceDeps = {
   sharedDirs: string[];
   /** Set when no runtime is usable: every command is refused with this reason. */
   runtimeUnavailable?: string;
-  /** Where each VM's egress proxy socket lives (network modes other than none). */
-  egressSocketFor: (vmName: string) => string;
+  /** The VMs' egress proxies, whose lifecycle this service owns (see ownEgressProxies). */
+  egress: EgressProxies;
+  /** VM removals close their egress proxies. */
+  events: EventBus;
+  supervisor: Pick<Supervisor, "exec">;
+  execHistory: ExecHistory;
+  metrics: Pick<Metrics, "refusals">;
   /** Secrets and git credentials for the guest (placeholders) and its proxy (values). */
   credentials?: Credentials;
   /** The manager's own directories, which no session may mount. */
@@ -65,7 +79,40 @@ export type ExecServiceDeps = {
   caBundleFor: (image: string) => string;
 };
 
-export function createExecService({ sessions, sessionSandbox, settings, images, sharedDirs, runtimeUnavailable, egressSocketFor, credentials, protectedDirs, caBundleFor }: ExecServiceDeps) {
+/** A command that started in its VM; its outcome is still to come (never rejects). */
+export type StartedExec = { prepared: PreparedExec; outcome: Promise<{ ok: true; result: ExecOutcome } | { ok: false; error: unknown }> };
+
+export type ShellHooks = {
+  /** Aborting it kills the shell in the VM (the operator went away). */
+  signal: AbortSignal;
+  onStarted(vmName: string): void;
+  onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+  onTerminal(control: TerminalControl): void;
+};
+
+/**
+ * The egress proxy's whole lifecycle, for reference; this service owns it:
+ * - prepare puts the proxy's socket path into the VM spec (spec.egressSocket) for a network mode other than none;
+ * - openWayOut starts it (with the command's secret substitutions) before every command or shell runs;
+ * - the runtime mounts the socket's directory into the guest and hands the socket to the VM's uid as the
+ *   VM starts (runtime/local/oci-config.ts, runtime/local/egress-socket.ts);
+ * - revocation cuts its open connections and keeps it listening (app/services/egress-revocation.ts);
+ * - it closes when its VM is removed (the subscription below), and every one closes at shutdown (app/main.ts).
+ */
+function ownEgressProxies(egress: EgressProxies, events: EventBus): void {
+  const stop = new AbortController();
+  void (async () => {
+    for await (const event of events.subscribe(stop.signal)) {
+      if (event.type === "vm" && event.status === "removed") void egress.close(event.vmName);
+    }
+  })();
+}
+
+export function createExecService(deps: ExecServiceDeps) {
+  const { sessions, sessionSandbox, settings, images, sharedDirs, runtimeUnavailable, egress: proxies, credentials, protectedDirs, caBundleFor, supervisor, metrics } = deps;
+  const runs = createExecRuns(supervisor, deps.execHistory);
+  ownEgressProxies(proxies, deps.events);
+
   /** Pinned at the root's first command; every later one is checked against the pins, never re-resolved. */
   function pinnedMountsOf(rootId: string, directory: string) {
     const pinned = sessions.pinnedMounts(rootId);
@@ -116,7 +163,7 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
       diskMib,
       labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
       network: view.network.effective,
-      ...(egress ? { egressSocket: egressSocketFor(view.vmName) } : {}),
+      ...(egress ? { egressSocket: proxies.socketPathFor(view.vmName) } : {}),
       trustDir: bundleFor(image),
     };
     return {
@@ -135,7 +182,66 @@ export function createExecService({ sessions, sessionSandbox, settings, images, 
     };
   }
 
-  return { prepare };
+  /** Counts a refusal (anything that stopped a command or shell before it ran) and passes the error on. */
+  function refused(error: unknown): never {
+    metrics.refusals.inc({ reason: error instanceof DomainError ? error.errorCode.toLowerCase() : "internal" });
+    throw error;
+  }
+
+  /** The VM's way out (if its policy allows any) must listen before its first connection. */
+  async function openWayOut(prepared: PreparedExec, what: string): Promise<PreparedExec> {
+    if (!prepared.spec.egressSocket) return prepared;
+    proxies.setSecrets(prepared.spec.name, prepared.proxyRules);
+    await proxies.ensure(prepared.spec.name, prepared.rootSessionId).catch((error: Error) => {
+      throw new RuntimeFailedError(`the VM's egress proxy could not start, so ${what}: ${error.message}`);
+    });
+    return prepared;
+  }
+
+  /**
+   * Runs an agent's command; resolves once it started in its VM, with its outcome to come. Rejects when
+   * anything stopped it before it started (an ordinary error response, counted as a refusal).
+   */
+  async function start(sessionId: string, body: ExecBody, hooks: Omit<ExecHooks, "onStarted">): Promise<StartedExec> {
+    const prepared = await prepare(sessionId, body)
+      .then((ready) => openWayOut(ready, "the command was not run"))
+      .catch(refused);
+    const started = Promise.withResolvers<"started">();
+    const outcome = runs
+      .run(prepared, { ...hooks, onStarted: () => started.resolve("started") })
+      .then((result) => ({ ok: true as const, result }), (error: unknown) => ({ ok: false as const, error }));
+    const first = await Promise.race([started.promise, outcome]);
+    if (first !== "started" && !first.ok) refused(first.error); // nothing ran
+    return { prepared, outcome };
+  }
+
+  /** The shell starts in the session's own directory (checked against its mounts like any cwd). */
+  async function prepareShell(sessionId: string, options: ShellOptions): Promise<PreparedExec> {
+    const cwd = sessions.require(sessionId).directory;
+    return shellOf(await prepare(sessionId, { command: "", cwd, timeoutMs: MAX_EXEC_TIMEOUT_MS }), options);
+  }
+
+  /**
+   * Runs the operator's interactive shell (app/services/shell.ts); a failure before it started is counted
+   * as a refusal. Resolves undefined, having run nothing, when the operator left while it was being prepared.
+   */
+  async function shell(sessionId: string, options: ShellOptions, hooks: ShellHooks): Promise<ExecOutcome | undefined> {
+    const run = await prepareShell(sessionId, options)
+      .then((prepared) => openWayOut(prepared, "the shell was not opened"))
+      .catch(refused);
+    if (hooks.signal.aborted) return undefined;
+    let started = false;
+    const onStarted = () => {
+      started = true;
+      hooks.onStarted(run.spec.name);
+    };
+    const { signal, onChunk, onTerminal } = hooks;
+    return supervisor
+      .exec({ rootSessionId: run.rootSessionId, spec: run.spec, command: run.command, signal, onStarted, onChunk, onTerminal })
+      .catch((error: unknown) => (started ? Promise.reject(error) : refused(error)));
+  }
+
+  return { prepare, start, shell, cancel: runs.cancel };
 }
 
 export type ExecService = ReturnType<typeof createExecService>;
