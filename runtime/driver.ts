@@ -127,9 +127,30 @@ export type CreateOptions = {
   replace?: boolean;
 };
 
+/** Whether a VM the runtime holds matches the spec a command needs; each mismatch names the field and both values. */
+export type Attestation = { ok: true } | { ok: false; mismatches: string[] };
+
+/**
+ * What `ensure` did: `reused` (running and attested), `started` (stopped, attested), `created` (absent),
+ * `recreated` (attestation failed: `mismatches` say why; the volume is kept) or `replaced-orphan` (the
+ * name was taken by something inspect cannot see, e.g. a half-created VM: replaced, volume kept).
+ */
+export type EnsureAction = "reused" | "started" | "created" | "recreated" | "replaced-orphan";
+export type EnsureResult = { info: VmInfo; action: EnsureAction; mismatches: string[] };
+
 export interface RuntimeDriver {
   readonly name: "local" | "msb";
   probe(): Promise<Capability>;
+  /**
+   * The one lifecycle call the session actor makes to get a running VM: converges the VM named by
+   * `spec.name` to `spec` (see EnsureAction). Drivers implement it with ensureVm (runtime/ensure.ts).
+   */
+  ensure(spec: VmSpec): Promise<EnsureResult>;
+  /**
+   * Compares the spec fields that matter on this runtime with what it holds (pure, no I/O): local keeps
+   * the spec verbatim and compares all of it, pins included; msb compares what `msb inspect` reports back.
+   */
+  attest(expected: VmSpec, actual: VmInfo): Attestation;
   /** Cheap liveness check of the runtime itself (not of a VM). */
   ping(): Promise<boolean>;
   /**

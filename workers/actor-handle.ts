@@ -19,6 +19,8 @@ type Pending = {
 
 export type ActorHooks = {
   onState(state: ActorState): void;
+  /** A line the actor wants in the manager's log. */
+  onLog(level: "info" | "warn", message: string, fields: Record<string, unknown>): void;
   /** No VM runs and no call is pending: the actor may be retired. */
   onIdle(handle: ActorHandle): void;
   onExit(handle: ActorHandle, crashed: boolean): void;
@@ -116,6 +118,8 @@ export class ActorHandle {
       case "state":
         this.lastState = event.state;
         return this.hooks.onState(event.state);
+      case "log":
+        return this.hooks.onLog(event.level, event.message, event.fields);
       case "exec-started":
         return this.pending.get(event.id)?.onStarted?.();
       case "chunk":

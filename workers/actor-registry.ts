@@ -6,6 +6,7 @@ import type { ActorState, DriverConfig } from "./protocol";
 
 export type RegistryEvents = {
   state(state: ActorState): void;
+  log(level: "info" | "warn", message: string, fields: Record<string, unknown>): void;
   crashed(vmName: string): void;
 };
 
@@ -16,6 +17,7 @@ export function createActorRegistry(driver: DriverConfig | undefined, events: Re
     if (!driver) throw new Error(`no sandbox runtime is usable; cannot manage VM ${vmName}`);
     const handle = new ActorHandle(vmName, driver, {
       onState: events.state,
+      onLog: events.log,
       onIdle: (idle) => {
         if (actors.get(vmName) === idle) idle.retire();
       },

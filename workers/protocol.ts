@@ -53,5 +53,7 @@ export type ActorEvent =
   /** The exec's VM is running and its command has been handed to the runtime. */
   | { type: "exec-started"; id: number }
   | { type: "chunk"; id: number; stream: "stdout" | "stderr"; data: Uint8Array }
+  /** A line for the manager's log (a Worker has no logger of its own). */
+  | { type: "log"; level: "info" | "warn"; message: string; fields: Record<string, unknown> }
   | { type: "reply"; id: number; ok: true; value: unknown }
   | { type: "reply"; id: number; ok: false; error: ErrorRecord };

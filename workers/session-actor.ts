@@ -3,7 +3,6 @@
 // Plain module: the Worker entry (session-actor.worker.ts) only wires messages to it.
 import { RuntimeError, type RuntimeDriver, type TerminalHandle, type VmSpec } from "../runtime/driver";
 import { REVOKING_REASONS, type ActorEvent, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
-import { specsMatch } from "./spec-match";
 
 export class ActorError extends Error {
   constructor(readonly record: ErrorRecord) {
@@ -50,21 +49,26 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     return state;
   }
 
-  /** Boots, starts or recreates the VM so that it runs `spec`. Waits for running execs before a recreate. */
+  /** Whether the VM as last seen runs `spec`: the driver's own attestation, without asking the runtime. */
+  function runsSpec(spec: VmSpec): boolean {
+    if (state.status !== "running" || !state.spec) return false;
+    return driver.attest(spec, { name: vmName, status: "running", spec: state.spec, createdAt: state.createdAt ?? 0 }).ok;
+  }
+
+  /**
+   * Gets the VM running `spec` through the driver's one lifecycle call (ensure: reuse, start, create,
+   * recreate keeping the volume, or replace an orphan). A recreate waits for the running execs first.
+   */
   async function ensureRunning(spec: VmSpec): Promise<void> {
-    if (state.status === "running" && specsMatch(state.spec, spec)) return;
+    if (runsSpec(spec)) return;
     if (state.status === "running") await drained.promise;
-    const recreate = state.status !== "absent" && !specsMatch(state.spec, spec);
-    set({ status: "booting", ...(recreate ? { lastStopReason: "spec-change" as const } : {}) });
+    set({ status: "booting" });
     try {
-      if (state.spec === null || recreate) {
-        // replace keeps the data volume: a changed spec must not lose the session's data.
-        const info = await driver.create(spec, { replace: recreate });
-        set({ status: "running", spec: info.spec, createdAt: info.createdAt });
-      } else {
-        await driver.start(vmName);
-        set({ status: "running" });
+      const result = await driver.ensure(spec);
+      if (result.action === "recreated" || result.action === "replaced-orphan") {
+        emit({ type: "log", level: "info", message: `VM ${result.action === "recreated" ? "recreated: its spec changed" : "replaced an orphan of the same name"}`, fields: { vmName, mismatches: result.mismatches } });
       }
+      set({ status: "running", spec: result.info.spec, createdAt: result.info.createdAt, ...(result.action === "recreated" ? { lastStopReason: "spec-change" as const } : {}) });
     } catch (error) {
       await discover().catch(() => set({ status: "absent", spec: null, createdAt: null }));
       throw runtimeFailure("booting", error);

@@ -52,6 +52,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
   const bootTime = now();
   const registry = createActorRegistry(driver, {
     state: onActorState,
+    log: (level, message, fields) => log[level](message, fields),
     crashed: (vmName) => {
       log.warn("session actor crashed; a new one rediscovers its VM", { vmName });
       report.crashed(vmName, records.get(vmName)?.rootSessionId ?? null);

@@ -2,6 +2,8 @@
 // unprivileged uid range, cgroups and seccomp. createLocalDriver wires the modules of this folder.
 import { chmodSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { RuntimeError, type RuntimeDriver, type VmInfo } from "../driver";
+import { ensureVm } from "../ensure";
+import { attestStoredSpec } from "./attest";
 import { detectCgroupLayout } from "./cgroup-layout";
 import type { DriverContext } from "./context";
 import { Crun } from "./crun";
@@ -79,9 +81,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     }));
   const store = new VmStore(paths);
 
-  return {
+  const driver: LocalDriver = {
     name: "local",
     probe,
+    ensure: (spec) => ensureVm(driver, spec),
+    attest: attestStoredSpec,
     ping: async () => crunPath !== null && (await crun.version()) !== undefined,
     create: async (spec, createOptions) => createVm(await context(), spec, createOptions),
     start: async (name) => {
@@ -122,4 +126,5 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     },
     cgroupPath: (name) => paths.cgroupPath(name),
   };
+  return driver;
 }

@@ -14,7 +14,7 @@ export {
   buildVolumeRemoveArgs,
 } from "./lifecycle-args";
 export { MSB_PINNED_VERSION, resolveMsbBinary } from "./msb-binary";
-export { MsbDriver, type EnsureResult, type MsbDriverOptions } from "./msb-driver";
+export { MsbDriver, type MsbDriverOptions } from "./msb-driver";
 export type { MsbTraceEvent } from "./msb-cli";
 export { parseInspect, parseList, type MsbVmInfo } from "./parse-inspect";
 export { InvalidSpecError } from "./spec-checks";

@@ -1,5 +1,6 @@
 // The microsandbox (msb) runtime driver: one microVM per VmSpec, driven through the msb CLI.
-import type { Capability, ExecRequest, ExecResult, ExecSink, RuntimeDriver, VmInfo, VmSpec } from "../driver";
+import type { Attestation, Capability, CreateOptions, EnsureResult, ExecRequest, ExecResult, ExecSink, RuntimeDriver, VmInfo, VmSpec } from "../driver";
+import { ensureVm } from "../ensure";
 import { RuntimeError } from "../driver";
 import { attest } from "./attest";
 import { commandFailure, isAlreadyExists, isAlreadyRunning, isSandboxNotFound, isVolumeNotFound } from "./command-errors";
@@ -37,9 +38,6 @@ export type MsbDriverOptions = {
   trace?: (event: MsbTraceEvent) => void;
 };
 
-/** What `ensure` did to make a VM matching the spec available. */
-export type EnsureResult = { info: VmInfo; action: "created" | "reused" | "recreated"; mismatches: string[] };
-
 export class MsbDriver implements RuntimeDriver {
   readonly name = "msb" as const;
   readonly binary: MsbBinary | undefined;
@@ -76,7 +74,9 @@ export class MsbDriver implements RuntimeDriver {
     return out?.exitCode === 0;
   }
 
-  async create(spec: VmSpec): Promise<VmInfo> {
+  /** `replace` recreates a VM of the same name (msb `--replace`); the named data volume and its files are kept. */
+  async create(spec: VmSpec, options: CreateOptions = {}): Promise<VmInfo> {
+    if (options.replace) return this.#afterCreate(spec, await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs));
     let out = await this.#run(buildCreateArgs(spec), this.#bootTimeoutMs);
     if (isAlreadyExists(out)) {
       if ((await this.#listNames()).has(spec.name)) throw commandFailure(out);
@@ -85,11 +85,6 @@ export class MsbDriver implements RuntimeDriver {
       out = await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs);
     }
     return this.#afterCreate(spec, out);
-  }
-
-  /** Replaces the VM with a fresh one for `spec`; the named data volume and its files are kept. */
-  async recreate(spec: VmSpec): Promise<VmInfo> {
-    return this.#afterCreate(spec, await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs));
   }
 
   /**
@@ -104,13 +99,13 @@ export class MsbDriver implements RuntimeDriver {
   }
 
   /** Reuses the VM if it attests against `spec`, else recreates it (volume kept); creates it if missing. */
-  async ensure(spec: VmSpec): Promise<EnsureResult> {
-    const current = await this.inspect(spec.name);
-    if (!current) return { info: await this.create(spec), action: "created", mismatches: [] };
-    const verdict = attest(spec, current);
-    if (!verdict.ok) return { info: await this.recreate(spec), action: "recreated", mismatches: verdict.mismatches };
-    if (current.status === "stopped") await this.start(spec.name);
-    return { info: (await this.inspect(spec.name)) ?? current, action: "reused", mismatches: [] };
+  ensure(spec: VmSpec): Promise<EnsureResult> {
+    return ensureVm(this, spec);
+  }
+
+  /** msb reports back what it stored, in its own spelling: compared field by field (runtime/msb/attest.ts). */
+  attest(expected: VmSpec, actual: VmInfo): Attestation {
+    return attest(expected, actual);
   }
 
   async start(name: string): Promise<void> {

@@ -76,12 +76,13 @@ describe("fake msb: ensure", () => {
     expect(fake.calls().find((c) => c.key === "create")?.args).toEqual(buildCreateArgs(spec, { replace: true }));
   });
 
-  test("existing stopped VM that attests → started and reused", async () => {
+  test("existing stopped VM that attests → started, not recreated", async () => {
     const fake = makeFakeMsb();
-    fake.setScenario({ inspect: [{ stdout: inspectJsonFor(spec, "Stopped") }, { stdout: inspectJsonFor(spec) }], start: [{}] });
+    fake.setScenario({ inspect: [{ stdout: inspectJsonFor(spec, "Stopped") }], start: [{}] });
     const result = await fake.driver().ensure(spec);
-    expect(result.action).toBe("reused");
-    expect(fake.calls().map((c) => c.key)).toEqual(["inspect", "start", "inspect"]);
+    expect(result.action).toBe("started");
+    expect(result.info.status).toBe("running");
+    expect(fake.calls().map((c) => c.key)).toEqual(["inspect", "start"]);
   });
 });
 

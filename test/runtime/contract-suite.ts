@@ -143,8 +143,37 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       const changed = { ...first, memoryMib: 384, cpus: 0.5 };
       const info = await driver.create(changed, { replace: true });
       expect(info.spec.memoryMib).toBe(384);
-      expect((await driver.inspect(first.name))?.spec).toEqual(changed);
+      expect(driver.attest(changed, (await driver.inspect(first.name))!)).toEqual({ ok: true });
       expect((await sh(driver, first.name, "cat ~/data.txt")).stdout).toBe("persisted\n");
+    });
+
+    test("ensure → created, then reused, then started after a stop; no second VM", async () => {
+      const vm = spec();
+      expect((await driver.ensure(vm)).action).toBe("created");
+      await sh(driver, vm.name, "echo home > ~/h");
+      const again = await driver.ensure(vm);
+      expect(again.action).toBe("reused");
+      expect(again.info.status).toBe("running");
+      await driver.stop(vm.name);
+      const started = await driver.ensure(vm);
+      expect(started.action).toBe("started");
+      expect((await sh(driver, vm.name, "cat ~/h")).stdout).toBe("home\n");
+      expect((await driver.list(labels)).filter((info) => info.name === vm.name)).toHaveLength(1);
+    });
+
+    test("ensure with a changed spec → recreated keeping the volume, each mismatch named", async () => {
+      const first = spec({ memoryMib: 256 });
+      await driver.ensure(first);
+      await sh(driver, first.name, "echo persisted > ~/data.txt; sleep 1000 >/dev/null 2>&1 &");
+      const changed = { ...first, memoryMib: 384, tmpSizeMib: first.tmpSizeMib + 16 };
+      const result = await driver.ensure(changed);
+      expect(result.action).toBe("recreated");
+      expect(result.mismatches.join("\n")).toContain("memoryMib: expected 384, found 256");
+      expect(result.mismatches.join("\n")).toContain(`tmpSizeMib: expected ${changed.tmpSizeMib}, found ${first.tmpSizeMib}`);
+      expect(driver.attest(changed, result.info)).toEqual({ ok: true });
+      expect((await sh(driver, first.name, "cat ~/data.txt")).stdout).toBe("persisted\n");
+      // A recreate is a new VM: the old one's processes are gone.
+      expect((await sh(driver, first.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 1000");
     });
 
     test("remove → deletes the volume too: a new VM with that volume name starts empty", async () => {
