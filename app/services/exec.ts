@@ -4,6 +4,7 @@
 // the supervisor runs: the session's root, its VM spec, and the command as one argument to `sh -c`, byte
 // for byte; it refuses (4xx) before anything runs anywhere. The routes only frame the stream.
 import type { VmSpec } from "../../runtime/driver";
+import { GUEST_HOME, GUEST_PATH } from "../../runtime/guest-layout";
 import type { ExecCommand, ExecOutcome } from "../../workers/protocol";
 import { DomainError, NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
 import type { EventBus } from "../events/event-bus";
@@ -38,8 +39,6 @@ export type PreparedExec = {
   proxyRules: SecretRule[];
 };
 
-export const GUEST_HOME = "/home/agent";
-const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /**
  * Git in the guest trusts every directory: a worktree's read-only `.git` pointer file is mounted without
  * an id mapping (crun cannot idmap a file), so it shows as owned by nobody, and git's ownership check

@@ -8,12 +8,13 @@
 // mount points; crun makes it the (read-only) root.
 import { chownSync, existsSync, lchownSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { GUEST_HOME } from "../guest-layout";
 import type { OciMount } from "./oci-config";
 
 /** Top-level directories the VM gets from its own mounts, never from the image. */
 const OWN_MOUNTS = new Set(["proc", "sys", "dev", "tmp", "run", "home"]);
 /** Paths inside these cannot take a session mount. */
-const RESERVED = ["/proc", "/sys", "/dev", "/run", "/home/agent"];
+const RESERVED = ["/proc", "/sys", "/dev", "/run", GUEST_HOME];
 
 export type GuestRootPlan = { symlinks: [string, string][]; imageDirs: string[]; plainDirs: string[]; mountPoints: string[] };
 

@@ -2,6 +2,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { BindMount, VmSpec } from "../driver";
+import { GUEST_HOME, GUEST_PATH } from "../guest-layout";
 import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
 import { compileSeccomp, SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
@@ -47,8 +48,6 @@ export type OciConfig = {
   };
 };
 
-export const GUEST_HOME = "/home/agent";
-export const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /** tini is bind-mounted here (on the /run tmpfs) so the image needs no init of its own. */
 export const GUEST_INIT = "/run/vm-init";
 const CPU_PERIOD_US = 100_000;

@@ -1,10 +1,9 @@
 // Builds the `msb create` argument vector for a VmSpec. Pure: the same spec always gives the same argv.
 import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
+import { GUEST_HOME } from "../guest-layout";
 import { buildNetworkArgs } from "./network-rules";
 import { checkImage, checkLabel, checkMountPath, checkName, checkPositiveInteger, InvalidSpecError } from "./spec-checks";
 
-/** Where the persistent data volume is mounted (HOME of the guest user). */
-export const VOLUME_GUEST_PATH = "/home/agent";
 export const TMP_GUEST_PATH = "/tmp";
 /**
  * The spec's diskMib, kept as a label so it reads back and a change recreates the sandbox. msb does not
@@ -13,7 +12,7 @@ export const TMP_GUEST_PATH = "/tmp";
 export const DISK_MIB_LABEL = "session-sandbox.disk-mib";
 
 // Mount targets the driver owns; a bind mount there would shadow the tmpfs, the volume, the root or the trust files.
-const RESERVED_GUEST_PATHS = new Set<string>(["/", TMP_GUEST_PATH, VOLUME_GUEST_PATH, GUEST_TRUST_DIR, GUEST_SYSTEM_CA_BUNDLE]);
+const RESERVED_GUEST_PATHS = new Set<string>(["/", TMP_GUEST_PATH, GUEST_HOME, GUEST_TRUST_DIR, GUEST_SYSTEM_CA_BUNDLE]);
 
 function mountArgs(spec: VmSpec): string[] {
   const seen = new Set<string>();
@@ -66,7 +65,7 @@ export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {
     ...trustArgs(spec),
     `--tmpfs=${TMP_GUEST_PATH}:${checkPositiveInteger(spec.tmpSizeMib, "tmpSizeMib")}M`,
     // --mount-named creates the volume when missing; an existing one (and its data) is reused as is.
-    `--mount-named=${checkName(spec.volume.name, "volume name")}:${VOLUME_GUEST_PATH}`,
+    `--mount-named=${checkName(spec.volume.name, "volume name")}:${GUEST_HOME}`,
     ...labelArgs(spec.diskMib === undefined ? spec.labels : { ...spec.labels, [DISK_MIB_LABEL]: String(checkPositiveInteger(spec.diskMib, "diskMib")) }),
     ...buildNetworkArgs(spec.network),
     "--quiet",

@@ -3,7 +3,8 @@
 // mismatches, so a sandbox that cannot be fully read is never reused.
 import type { BindMount, VmInfo, VmSpec, VmStatus } from "../driver";
 import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE } from "../driver";
-import { DISK_MIB_LABEL, TMP_GUEST_PATH, VOLUME_GUEST_PATH } from "./create-args";
+import { GUEST_HOME } from "../guest-layout";
+import { DISK_MIB_LABEL, TMP_GUEST_PATH } from "./create-args";
 import { asArray, asBoolean, asNumber, asRecord, asString } from "./json-guards";
 import { readNetworkPolicy } from "./network-rules";
 
@@ -69,7 +70,7 @@ function readMounts(value: unknown, anomalies: string[]): MountReading {
       reading.mounts.push(readOnly ? { hostPath: host, readOnly: true } : { hostPath: host });
     } else if (type === "Tmpfs" && guest === TMP_GUEST_PATH && !readOnly) {
       reading.tmpSizeMib = asNumber(mount.size_mib) ?? 0;
-    } else if (type === "Named" && guest === VOLUME_GUEST_PATH && asString(mount.name) && !readOnly) {
+    } else if (type === "Named" && guest === GUEST_HOME && asString(mount.name) && !readOnly) {
       reading.volumeName = asString(mount.name) ?? "";
     } else {
       anomalies.push(`mount not recognised: ${JSON.stringify(item)}`);
