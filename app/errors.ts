@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   "WORKTREE_UNVERIFIED",
   "VM_CAP_REACHED",
   "RUNTIME_FAILED",
+  "SHUTTING_DOWN",
   "VM_NOT_FOUND",
   "UNSAFE_MOUNT",
   "MOUNTS_CHANGED",
@@ -196,6 +197,13 @@ export class VmCapReachedError extends DomainError {
 export class RuntimeFailedError extends DomainError {
   constructor(message: string) {
     super(503, "RUNTIME_FAILED", message);
+  }
+}
+
+/** Thrown for a command that arrives while the manager stops its VMs for a shutdown: it never runs. */
+export class ShuttingDownError extends DomainError {
+  constructor() {
+    super(503, "SHUTTING_DOWN", "the manager is shutting down, so the command was not run; retry once it is back");
   }
 }
 

@@ -86,18 +86,33 @@ async function start() {
   manager.app.server = server;
   log.info("manager listening", { url: server.url.href, dataDir: config.dataDir, database: databasePath(config.dataDir) });
 
-  const shutdown = (signal: string) => {
-    log.info("shutting down", { signal });
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    // A second signal while VMs are being stopped means "now": the next start recovers what is left.
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info("shutting down: stopping the VMs", { signal });
     server.stop(true);
-    // VMs keep running; the next start adopts them (startup recovery).
-    manager.supervisor.close();
-    void manager.egress.closeAll();
+    const timer = setTimeout(() => {
+      log.warn("VMs did not stop within the shutdown limit; exiting, the next start recovers them", { limitMs: SHUTDOWN_LIMIT_MS });
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS);
+    const { stopped, failed } = await manager.shutdown();
+    clearTimeout(timer);
+    log.info("shut down", { stopped, failed });
     db.close();
-    process.exit(0);
+    process.exit(failed.length > 0 ? 1 : 0);
   };
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
 }
+
+/**
+ * How long a graceful shutdown may take to stop the VMs: a local VM stops in milliseconds, msb gives its
+ * guest 10 s; past this the manager exits anyway and the next start recovers what is left. Below the
+ * Compose file's stop_grace_period (30 s), so Docker's SIGKILL never cuts a shutdown that is on time.
+ */
+const SHUTDOWN_LIMIT_MS = 25_000;
 
 function listen(config: Config, fetch: (request: Request) => Response | Promise<Response>, log: Logger) {
   try {

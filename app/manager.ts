@@ -223,7 +223,26 @@ export function createManager(deps: ManagerDeps) {
     ca: deps.ca,
     vmStats,
   });
-  return { app, services, supervisor, execService, events, metrics, egress, images, ca: deps.ca, caBundles };
+  /**
+   * The graceful half of a shutdown (the caller stops the HTTP server first and closes the database
+   * after): every VM this manager runs is stopped with the reason "shutdown", its volume kept, and the
+   * reason written down at once (the event subscriber that usually records it may not run again).
+   */
+  async function shutdown(): Promise<{ stopped: string[]; failed: string[] }> {
+    const { stopped, failed } = await running.shutdown();
+    const at = (deps.now ?? Date.now)();
+    for (const record of stopped) {
+      if (!record.rootSessionId) continue;
+      try {
+        services.vmStops.record(record.rootSessionId, { vmName: record.vmName, status: "stopped", reason: "shutdown", at });
+      } catch {
+        // the session is gone
+      }
+    }
+    await egress.closeAll();
+    return { stopped: stopped.map((record) => record.vmName), failed };
+  }
+  return { app, services, supervisor, execService, events, metrics, egress, images, ca: deps.ca, caBundles, shutdown };
 }
 
 export type Manager = ReturnType<typeof createManager>;

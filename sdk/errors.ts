@@ -57,6 +57,8 @@ export class WorktreeUnverifiedError extends SandboxError {}
 export class VmCapReachedError extends SandboxError {}
 /** Thrown when the runtime failed or is unavailable; the command did not run. */
 export class RuntimeFailedError extends SandboxError {}
+/** Thrown when a command arrives while the manager shuts down (it never ran): retry once it is back. */
+export class ShuttingDownError extends SandboxError {}
 /** Thrown when a VM name is unknown. */
 export class VmNotFoundError extends SandboxError {}
 /** Thrown when a session directory would expose too much of the host (e.g. `/`). */
@@ -111,6 +113,7 @@ const CLASS_BY_CODE = {
   WORKTREE_UNVERIFIED: WorktreeUnverifiedError,
   VM_CAP_REACHED: VmCapReachedError,
   RUNTIME_FAILED: RuntimeFailedError,
+  SHUTTING_DOWN: ShuttingDownError,
   VM_NOT_FOUND: VmNotFoundError,
   UNSAFE_MOUNT: UnsafeMountError,
   MOUNTS_CHANGED: MountsChangedError,

@@ -9,7 +9,7 @@ export type DriverConfig =
 
 export type VmStatus = "absent" | "booting" | "running" | "stopping" | "stopped" | "removing";
 
-export type StopReason = "idle" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery";
+export type StopReason = "idle" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery" | "shutdown";
 
 export type ActorState = {
   vmName: string;

@@ -9,7 +9,7 @@ const at = Type.Integer({ description: "When it happened, Unix epoch millisecond
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const literals = <const L extends string[]>(...values: L) => Type.Unsafe<L[number]>({ type: "string", enum: values });
 
-const StopReason = literals("idle", "cap", "toggle-off", "deleted", "spec-change", "crash", "sweep", "manual", "disabled", "recovery");
+const StopReason = literals("idle", "cap", "toggle-off", "deleted", "spec-change", "crash", "sweep", "manual", "disabled", "recovery", "shutdown");
 
 /** One line of the exec stream (application/x-ndjson). */
 export const ExecStreamEvent = Type.Union(

@@ -4,7 +4,7 @@ import type { VmInfo, VmSpec } from "../../runtime/driver";
 import { ActorCallError } from "../../workers/actor-handle";
 import { createActorRegistry } from "../../workers/actor-registry";
 import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
-import { NotSandboxedError, RuntimeFailedError, VmCapReachedError, VmNotFoundError } from "../errors";
+import { NotSandboxedError, RuntimeFailedError, ShuttingDownError, VmCapReachedError, VmNotFoundError } from "../errors";
 import type { EventBus } from "../events/event-bus";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
@@ -60,6 +60,8 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
   });
   const report = createTransitionReporter(events, metrics, now);
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
+  /** Set by shutdown(): no command is handed to an actor any more, so none can boot a VM being stopped. */
+  let shuttingDown = false;
   function onActorState(state: ActorState): void {
     let record = records.get(state.vmName);
     if (!record) {
@@ -140,6 +142,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       // Synchronous from here to the hand-off: a delete or toggle-off either came before (refused here)
       // or comes after (its removal message follows this exec and cancels it).
       if (!stillWanted(input.rootSessionId)) throw new NotSandboxedError(input.rootSessionId, "its sandbox was withdrawn while the command waited for a place");
+      if (shuttingDown) throw new ShuttingDownError();
       const handle = registry.get(vmName);
       const execEvent = { type: "exec" as const, vmName, rootSessionID: input.rootSessionId, callID: input.callID ?? null };
       let startedAt = 0;
@@ -261,6 +264,26 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     if (!records.has(vmName)) records.set(vmName, { ...newRecord(vmName, rootSessionId, bootTime), status: "stopped", adopted: true });
   }
 
+  /**
+   * A graceful stop: refuses new commands, then asks the actor of every VM that runs (or boots, or has a
+   * command) to stop it with the reason "shutdown". Each actor's stop is a step behind any lifecycle step
+   * in flight, cancels the VM's commands and keeps its volume; the next start adopts the stopped VMs.
+   * Returns the VMs stopped, and those whose stop failed (left to the next start's recovery).
+   */
+  async function shutdown(): Promise<{ stopped: VmRecord[]; failed: string[] }> {
+    shuttingDown = true;
+    if (sweepTimer) clearInterval(sweepTimer);
+    sweepTimer = undefined;
+    const owned = [...records.values()].filter((r) => r.status === "running" || r.status === "booting" || r.activeExecs > 0 || r.waitingExecs > 0);
+    const results = await Promise.allSettled(owned.map((r) => registry.get(r.vmName).stop("shutdown", false)));
+    const failed = owned.filter((_, i) => results[i]!.status === "rejected").map((r) => r.vmName);
+    for (const [i, result] of results.entries()) {
+      if (result.status === "rejected") log.warn("could not stop a VM at shutdown; the next start recovers it", { vmName: owned[i]!.vmName, error: String(result.reason) });
+    }
+    registry.closeAll();
+    return { stopped: owned.filter((r) => !failed.includes(r.vmName)).map((r) => ({ ...r })), failed };
+  }
+
   return {
     exec,
     adoptOrphanVolume,
@@ -283,10 +306,12 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     startSweeping(intervalMs = SWEEP_INTERVAL_MS): void {
       sweepTimer ??= setInterval(() => void sweep(), intervalMs);
     },
+    /** Ends the Workers and leaves every VM as it is (tests; a later manager adopts the VMs). */
     close(): void {
       if (sweepTimer) clearInterval(sweepTimer);
       registry.closeAll();
     },
+    shutdown,
   };
 }
 
