@@ -9,7 +9,7 @@ import type { Credentials } from "./credentials";
 import type { EgressProxies } from "./egress-proxies";
 import type { Services } from "./index";
 import type { LifecycleEvent } from "./lifecycle-events";
-import { vmNameFor } from "./vm-name";
+import { vmNameFor } from "../vm-identity";
 
 export type EgressRevocationDeps = {
   egress: EgressProxies;

@@ -10,7 +10,6 @@ import { DomainError, NotSandboxedError, RuntimeFailedError, SettingOutOfRangeEr
 import type { EventBus } from "../events/event-bus";
 import type { Metrics } from "../metrics";
 import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
-import { MANAGED_LABEL, ROOT_LABEL } from "../supervisor/vm-records";
 import type { SecretRule } from "../../egress/index";
 import type { Credentials } from "./credentials";
 import { proxyEnv, type EgressProxies } from "./egress-proxies";
@@ -25,6 +24,7 @@ import { shellOf, type ShellOptions } from "./shell";
 import type { ImageService } from "../images/image-service";
 import { caBundleEnv } from "../tls/ca-bundles";
 import { newId } from "../ids";
+import { vmLabelsFor } from "../vm-identity";
 
 export type ExecBody = { command: string; cwd?: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
 
@@ -160,7 +160,7 @@ export function createExecService(deps: ExecServiceDeps) {
       tmpSizeMib: Math.min(tmpSizeMibFor(memoryMib), diskMib),
       volume: { name: view.vmName },
       diskMib,
-      labels: { [MANAGED_LABEL]: "1", [ROOT_LABEL]: view.rootSessionID },
+      labels: vmLabelsFor(view.rootSessionID),
       network: view.network.effective,
       ...(egress ? { egressSocket: proxies.socketPathFor(view.vmName) } : {}),
       trustDir: bundleFor(image),

@@ -10,7 +10,7 @@ import { checkNetworkPolicy } from "./network-policy";
 import { checkResources, type NormalizeImage, type SettingsService } from "./settings";
 import type { ImageChoice } from "../images/image-choice";
 import type { SecretGrants, SessionSecrets } from "./secret-grants";
-import { vmNameFor } from "./vm-name";
+import { vmNameFor } from "../vm-identity";
 
 export type Resources = { cpus: number; memoryMib: number };
 export type ResourceOverride = { cpus: number | null; memoryMib: number | null };

@@ -12,7 +12,7 @@ import type { Notify } from "./lifecycle-events";
 import { deniedBy, resolvedOrSelf, type ProtectedDirs } from "./mount-deny-list";
 import type { PinnedMounts } from "./mounts";
 import type { SettingsService } from "./settings";
-import { vmNameFor } from "./vm-name";
+import { vmNameFor } from "../vm-identity";
 
 /** How many levels of children below a root the manager accepts. OpenCode nests subagents a few deep. */
 export const MAX_SESSION_DEPTH = 32;

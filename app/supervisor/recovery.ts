@@ -4,12 +4,12 @@ import type { RuntimeDriver } from "../../runtime/driver";
 import type { StopReason } from "../../workers/protocol";
 import type { Logger } from "../log";
 import type { Manager } from "../manager";
-import { MANAGED_LABEL } from "./vm-records";
+import { MANAGED_LABELS } from "../vm-identity";
 
 export async function recoverVms(driver: RuntimeDriver, { services, supervisor }: Pick<Manager, "services" | "supervisor">, log?: Logger): Promise<void> {
   const incomplete = (await driver.cleanUpIncomplete?.()) ?? [];
   if (incomplete.length > 0) log?.warn("removed what a crash left half-created", { removed: incomplete });
-  const found = await driver.list({ [MANAGED_LABEL]: "1" });
+  const found = await driver.list(MANAGED_LABELS);
   await supervisor.recover(found, (rootSessionId): StopReason | "keep" => {
     if (!rootSessionId) return "recovery";
     try {

@@ -9,7 +9,8 @@ import type { EventBus } from "../events/event-bus";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import { createTransitionReporter } from "./transitions";
-import { holdsSlot, newRecord, ROOT_LABEL, type VmRecord } from "./vm-records";
+import { ROOT_LABEL } from "../vm-identity";
+import { holdsSlot, newRecord, type VmRecord } from "./vm-records";
 
 export const SWEEP_INTERVAL_MS = 60_000;
 

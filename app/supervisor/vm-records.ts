@@ -2,9 +2,6 @@
 import type { VmSpec } from "../../runtime/driver";
 import type { StopReason, VmStatus } from "../../workers/protocol";
 
-export const ROOT_LABEL = "session-sandbox.root";
-export const MANAGED_LABEL = "session-sandbox";
-
 export type VmRecord = {
   vmName: string;
   rootSessionId: string | null;

@@ -1,6 +1,7 @@
 // `session-sandbox inspect <vm|session>`: everything the manager knows about one root's sandbox, found by
 // its VM's name or by any session of its tree: the session, its sandbox settings, its VM (with usage
 // when the runtime reports it) and its last commands.
+import { isVmName } from "../../app/vm-identity";
 import { SessionNotFoundError, VmNotFoundError, type SandboxClient } from "../../sdk/index";
 import { executeCommand, expectPositionals } from "../admin/cli";
 import { formatBytes, isoTime } from "../admin/format";
@@ -28,7 +29,7 @@ async function sessionOf(client: SandboxClient, target: string, vms: Vm[]): Prom
   try {
     return (await client.sessions.get(target)).id;
   } catch (error) {
-    if (!(error instanceof SessionNotFoundError) || !/^ocm-session-/.test(target)) throw error;
+    if (!(error instanceof SessionNotFoundError) || !isVmName(target)) throw error;
     throw new VmNotFoundError(404, "VM_NOT_FOUND", `no VM or session named ${JSON.stringify(target)}`);
   }
 }
