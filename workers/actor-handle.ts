@@ -32,8 +32,31 @@ type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> :
 
 const WORKER_URL = new URL("./session-actor.worker.ts", import.meta.url);
 
+/**
+ * Where an actor runs and how messages reach it. The manager runs each actor in a Worker of its own
+ * (workerTransport); tests of the actor, registry and supervisor as plain modules run it on the calling
+ * thread (workers/in-process-transport.ts). `terminate` ends it as a crash would: `onDeath` follows.
+ */
+export type ActorTransport = {
+  post(request: ActorRequest): void;
+  listen(onEvent: (event: ActorEvent) => void, onDeath: (message: string) => void): void;
+  terminate(): void;
+};
+
+export function workerTransport(vmName: string, driver: DriverConfig): ActorTransport {
+  const worker = new Worker(WORKER_URL, { workerData: { vmName, driver } } as WorkerOptions);
+  return {
+    post: (request) => worker.postMessage(request),
+    listen(onEvent, onDeath) {
+      worker.onmessage = (event: MessageEvent<ActorEvent>) => onEvent(event.data);
+      worker.onerror = (event) => onDeath(`session actor for ${vmName} failed: ${event.message}`);
+      worker.addEventListener("close", () => onDeath(`session actor for ${vmName} exited`));
+    },
+    terminate: () => worker.terminate(),
+  };
+}
+
 export class ActorHandle {
-  private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private dead = false;
@@ -42,13 +65,13 @@ export class ActorHandle {
 
   constructor(
     readonly vmName: string,
-    driver: DriverConfig,
+    private readonly transport: ActorTransport,
     private readonly hooks: ActorHooks,
   ) {
-    this.worker = new Worker(WORKER_URL, { workerData: { vmName, driver } } as WorkerOptions);
-    this.worker.onmessage = (event: MessageEvent<ActorEvent>) => this.receive(event.data);
-    this.worker.onerror = (event) => this.die(`session actor for ${vmName} failed: ${event.message}`);
-    this.worker.addEventListener("close", () => this.die(`session actor for ${vmName} exited`));
+    transport.listen(
+      (event) => this.receive(event),
+      (message) => this.die(message),
+    );
   }
 
   get pendingCalls(): number {
@@ -86,13 +109,13 @@ export class ActorHandle {
 
   /** Ends the Worker abruptly, exactly as a crash would: pending calls fail closed, a fresh actor takes over. */
   kill(): void {
-    this.worker.terminate();
+    this.transport.terminate();
   }
 
   /** Ends the Worker on purpose (retirement); not a crash. */
   retire(): void {
     this.dead = true;
-    this.worker.terminate();
+    this.transport.terminate();
     this.hooks.onExit(this, false);
   }
 
@@ -107,7 +130,7 @@ export class ActorHandle {
     }
     const { promise, resolve, reject } = Promise.withResolvers<unknown>();
     this.pending.set(id, { resolve, reject, onStarted: callbacks?.onStarted, onChunk: callbacks?.onChunk });
-    this.worker.postMessage({ ...request, id } as ActorRequest);
+    this.transport.post({ ...request, id } as ActorRequest);
     return { id, promise };
   }
 
@@ -143,7 +166,7 @@ export class ActorHandle {
     const error = new ActorCallError({ code: "ACTOR_CRASHED", message });
     for (const pending of this.pending.values()) pending.reject(error);
     this.pending.clear();
-    this.worker.terminate();
+    this.transport.terminate();
     this.hooks.onExit(this, true);
   }
 }

@@ -1,7 +1,7 @@
 // One actor per VM name, on demand. A crashed actor is replaced at once by a new one that rediscovers
 // its VM from the runtime; an actor with no VM and no work is retired, so live Workers track active
 // sessions, not every session ever seen.
-import { ActorHandle } from "./actor-handle";
+import { ActorHandle, type ActorTransport, workerTransport } from "./actor-handle";
 import type { ActorState, DriverConfig } from "./protocol";
 
 export type RegistryEvents = {
@@ -10,12 +10,15 @@ export type RegistryEvents = {
   crashed(vmName: string): void;
 };
 
-export function createActorRegistry(driver: DriverConfig | undefined, events: RegistryEvents) {
+/** How an actor is started: in a Worker (the default), or on the calling thread in tests. */
+export type OpenActor = (vmName: string, driver: DriverConfig) => ActorTransport;
+
+export function createActorRegistry(driver: DriverConfig | undefined, events: RegistryEvents, openActor: OpenActor = workerTransport) {
   const actors = new Map<string, ActorHandle>();
 
   function spawn(vmName: string): ActorHandle {
     if (!driver) throw new Error(`no sandbox runtime is usable; cannot manage VM ${vmName}`);
-    const handle = new ActorHandle(vmName, driver, {
+    const handle = new ActorHandle(vmName, openActor(vmName, driver), {
       onState: events.state,
       onLog: events.log,
       onIdle: (idle) => {

@@ -2,7 +2,7 @@
 // idle sweep, removals, and the route from an exec request to the session's actor.
 import type { VmInfo, VmSpec } from "../../runtime/driver";
 import { ActorCallError } from "../../workers/actor-handle";
-import { createActorRegistry } from "../../workers/actor-registry";
+import { createActorRegistry, type OpenActor } from "../../workers/actor-registry";
 import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, ShuttingDownError, VmCapReachedError, VmNotFoundError } from "../errors";
 import type { EventBus } from "../events/event-bus";
@@ -32,6 +32,8 @@ export type SupervisorDeps = {
   metrics: () => Metrics | undefined;
   /** Told as a removal starts, before the actor is asked: the VM's proxy cuts its connections then. */
   onRemoving?: (vmName: string, reason: StopReason) => void;
+  /** Where actors run: a Worker each (the default); tests pass workers/in-process-transport.ts. */
+  openActor?: OpenActor;
 };
 
 export type ExecInput = {
@@ -48,7 +50,7 @@ export type ExecInput = {
 
 export type TerminalControl = { input(data: Uint8Array | null): void; resize(rows: number, cols: number): void };
 
-export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics, onRemoving }: SupervisorDeps) {
+export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics, onRemoving, openActor }: SupervisorDeps) {
   const records = new Map<string, VmRecord>();
   const bootTime = now();
   const registry = createActorRegistry(driver, {
@@ -58,7 +60,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       log.warn("session actor crashed; a new one rediscovers its VM", { vmName });
       report.crashed(vmName, records.get(vmName)?.rootSessionId ?? null);
     },
-  });
+  }, openActor);
   const report = createTransitionReporter(events, metrics, now);
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
   /** Set by shutdown(): no command is handed to an actor any more, so none can boot a VM being stopped. */
