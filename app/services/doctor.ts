@@ -1,8 +1,9 @@
 // GET /api/doctor: every precondition of a working sandbox, each problem with its fix. Read-only.
 import type { Database } from "bun:sqlite";
-import { accessSync, constants, existsSync, readFileSync, statfsSync, statSync } from "node:fs";
+import { existsSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Capability } from "../../runtime/driver";
+import { probeKvm } from "../../runtime/kvm-probe";
 import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
 import { tokenPath } from "../auth-token";
@@ -34,31 +35,10 @@ function capabilityCheck(name: "local" | "msb", capability: Capability | undefin
   };
 }
 
-/** Hardware virtualisation flags: /dev/kvm can exist without them (e.g. kvm_pvm), and then msb cannot boot. */
-function cpuHasVirtualisation(): boolean {
-  try {
-    return /^flags\s*:.*\b(vmx|svm)\b/m.test(readFileSync("/proc/cpuinfo", "utf8"));
-  } catch {
-    return false;
-  }
-}
-
+/** The KVM probe's verdict (runtime/kvm-probe.ts, the one the msb driver uses). */
 function kvmCheck(required: boolean): DoctorCheck {
-  try {
-    accessSync("/dev/kvm", constants.R_OK | constants.W_OK);
-    if (!cpuHasVirtualisation()) {
-      return {
-        name: "kvm",
-        ok: false,
-        required,
-        detail: "/dev/kvm is present, but the CPU shows no vmx/svm flag (e.g. kvm_pvm): microVM guest kernels cannot boot",
-        fix: "run on a host with hardware virtualisation (nested virtualisation enabled), or use the local runtime: SANDBOX_RUNTIME=local",
-      };
-    }
-    return { name: "kvm", ok: true, required, detail: "/dev/kvm is present and read-write, with hardware virtualisation", fix: null };
-  } catch {
-    return { name: "kvm", ok: false, required, detail: "/dev/kvm is missing or not read-write", fix: "run on a KVM host (or pass --device /dev/kvm), or use the local runtime: SANDBOX_RUNTIME=local" };
-  }
+  const kvm = probeKvm();
+  return { name: "kvm", ok: kvm.usable, required, detail: kvm.detail, fix: kvm.usable ? null : kvm.problems.map((problem) => problem.fix).join("; ") };
 }
 
 function cgroupCheck(required: boolean): DoctorCheck {

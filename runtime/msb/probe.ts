@@ -1,7 +1,8 @@
 // Decides whether the msb driver can run VMs on this host: facts are gathered once (binary, version,
-// /dev/kvm, kvm_pvm, `msb doctor`), then judged by a pure function that lists each missing piece.
-import { accessSync, constants, existsSync } from "node:fs";
+// /dev/kvm through runtime/kvm-probe.ts, `msb doctor`), then judged by a pure function that lists each
+// missing piece.
 import type { Capability } from "../driver";
+import { judgeKvm, readKvmFacts, type KvmFacts } from "../kvm-probe";
 import { buildDoctorArgs, buildVersionArgs } from "./lifecycle-args";
 import { MSB_PINNED_VERSION, type MsbBinary, parseVersion } from "./msb-binary";
 import type { MsbCli } from "./msb-cli";
@@ -11,9 +12,7 @@ export type ProbeFacts = {
   binary: MsbBinary | undefined;
   /** `msb --version` output, or why it could not run. */
   version: { ok: true; stdout: string } | { ok: false; error: string };
-  kvm: { exists: boolean; readWrite: boolean };
-  /** /dev/kvm comes from kvm_pvm, which runs only PVM-enabled guest kernels. */
-  pvm: boolean;
+  kvm: KvmFacts;
   doctor: { exitCode: number | null; output: string } | undefined;
 };
 
@@ -40,33 +39,13 @@ export function assessCapability(facts: ProbeFacts): Capability {
   } else if (version !== MSB_PINNED_VERSION) {
     problems.push({ what: `msb ${version} at ${facts.binary.path} is not the pinned ${MSB_PINNED_VERSION} the driver was verified against`, fix: INSTALL_FIX });
   }
-  if (!facts.kvm.exists) {
-    problems.push({ what: "/dev/kvm does not exist", fix: "enable VT-x/AMD-V (nested virtualisation when inside a VM) and load kvm_intel or kvm_amd" });
-  } else if (!facts.kvm.readWrite) {
-    problems.push({ what: "/dev/kvm is not readable and writable by this user", fix: "add the user to the kvm group (usermod -aG kvm USER) or grant rw on /dev/kvm" });
-  }
-  if (facts.pvm) {
-    problems.push({
-      what: "/dev/kvm is provided by kvm_pvm (pagetable-based virtualisation): it boots only PVM-enabled guest kernels, and libkrunfw's kernel stops with KVM_EXIT_INTERNAL_ERROR",
-      fix: "run on a host that exposes hardware virtualisation (a vmx or svm flag in /proc/cpuinfo), or use SANDBOX_RUNTIME=local",
-    });
-  }
+  problems.push(...judgeKvm(facts.kvm).problems);
   if (facts.doctor && facts.doctor.exitCode !== 0) problems.push(...doctorProblems(facts.doctor));
   return { available: problems.length === 0, version: version ? `msb ${version}` : "msb (not runnable)", problems };
 }
 
-function kvmFacts(): ProbeFacts["kvm"] {
-  if (!existsSync("/dev/kvm")) return { exists: false, readWrite: false };
-  try {
-    accessSync("/dev/kvm", constants.R_OK | constants.W_OK);
-    return { exists: true, readWrite: true };
-  } catch {
-    return { exists: true, readWrite: false };
-  }
-}
-
 export async function gatherProbeFacts(binary: MsbBinary | undefined, cli: MsbCli | undefined): Promise<ProbeFacts> {
-  const facts: ProbeFacts = { binary, version: { ok: false, error: "not run" }, kvm: kvmFacts(), pvm: existsSync("/sys/module/kvm_pvm"), doctor: undefined };
+  const facts: ProbeFacts = { binary, version: { ok: false, error: "not run" }, kvm: readKvmFacts(), doctor: undefined };
   if (!cli) return facts;
   try {
     const out = await cli.run(buildVersionArgs(), { timeoutMs: 15_000 });

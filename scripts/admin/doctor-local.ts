@@ -5,6 +5,7 @@ import { accessSync, constants, existsSync, readFileSync, statfsSync, statSync }
 import { dirname, join } from "node:path";
 import { tokenPath } from "../../app/auth-token";
 import { defaultRuntimeDir, loadConfig, resolveDataDir } from "../../app/config";
+import { probeKvm } from "../../runtime/kvm-probe";
 import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
 
 export type Check = { name: string; ok: boolean; required: boolean; detail: string; fix: string | null };
@@ -44,17 +45,11 @@ function crunCheck(env: Env, required: boolean): Check {
   return pass("crun", `crun ${version} at ${crun}, tini-static present`, required);
 }
 
+/** The KVM probe's verdict (runtime/kvm-probe.ts, the one the msb driver uses). */
 function kvmCheck(required: boolean): Check {
-  if (!existsSync("/dev/kvm")) return fail("kvm", "/dev/kvm does not exist (the msb runtime needs it)", "enable VT-x/AMD-V (nested virtualisation inside a VM), load kvm_intel or kvm_amd; or use SANDBOX_RUNTIME=local", required);
-  try {
-    accessSync("/dev/kvm", constants.R_OK | constants.W_OK);
-  } catch {
-    return fail("kvm", "/dev/kvm is not readable and writable by this user", "add the user to the kvm group, or run as root", required);
-  }
-  if (existsSync("/sys/module/kvm_pvm")) {
-    return fail("kvm", "/dev/kvm is kvm_pvm: msb's guest kernel cannot boot on it", "run on a host with hardware virtualisation (vmx/svm in /proc/cpuinfo), or use SANDBOX_RUNTIME=local", required);
-  }
-  return pass("kvm", "/dev/kvm is present and read-write", required);
+  const kvm = probeKvm();
+  if (kvm.usable) return pass("kvm", kvm.detail, required);
+  return fail("kvm", `${kvm.detail} (the msb runtime needs a usable /dev/kvm)`, kvm.problems.map((problem) => problem.fix).join("; "), required);
 }
 
 function rootfsCheck(env: Env): Check {

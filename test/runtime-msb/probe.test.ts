@@ -18,8 +18,7 @@ error: CPU virtualization is not available
 const good: ProbeFacts = {
   binary: { path: "/x/bin/msb", source: "npm package" },
   version: { ok: true, stdout: `msb ${MSB_PINNED_VERSION}\n` },
-  kvm: { exists: true, readWrite: true },
-  pvm: false,
+  kvm: { exists: true, readWrite: true, pvm: false, cpuVirtualisation: true },
   doctor: { exitCode: 0, output: "" },
 };
 
@@ -29,7 +28,7 @@ describe("assessCapability", () => {
   });
 
   test("this machine's facts (kvm_pvm, doctor failing on CPU virt) → unavailable, both named with fixes", () => {
-    const capability = assessCapability({ ...good, pvm: true, doctor: { exitCode: 1, output: DOCTOR_HERE } });
+    const capability = assessCapability({ ...good, kvm: { ...good.kvm, pvm: true, cpuVirtualisation: false }, doctor: { exitCode: 1, output: DOCTOR_HERE } });
     expect(capability.available).toBe(false);
     expect(capability.problems.map((p) => p.what)).toEqual([
       expect.stringContaining("kvm_pvm"),
@@ -50,8 +49,8 @@ describe("assessCapability", () => {
   });
 
   test("missing /dev/kvm, or no access → each a problem", () => {
-    expect(assessCapability({ ...good, kvm: { exists: false, readWrite: false } }).problems[0]?.what).toBe("/dev/kvm does not exist");
-    expect(assessCapability({ ...good, kvm: { exists: true, readWrite: false } }).problems[0]?.fix).toContain("kvm group");
+    expect(assessCapability({ ...good, kvm: { ...good.kvm, exists: false, readWrite: false } }).problems[0]?.what).toBe("/dev/kvm does not exist");
+    expect(assessCapability({ ...good, kvm: { ...good.kvm, readWrite: false } }).problems[0]?.fix).toContain("kvm group");
   });
 
   test("doctor failing without ✗ lines → its error header", () => {
