@@ -113,6 +113,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX exec_history_by_root ON exec_history(root_session_id, id);
     `,
   },
+  {
+    version: 9,
+    description: "a root session's own isolation tier (auto, container, gvisor or microvm), or null when it follows the settings",
+    sql: `ALTER TABLE sessions ADD COLUMN isolation_override TEXT CHECK (isolation_override IN ('auto', 'container', 'gvisor', 'microvm'));`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

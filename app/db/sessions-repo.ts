@@ -1,5 +1,6 @@
 // SQL for the sessions table. Rows in, rows out; rules live in app/services.
 import type { Database } from "bun:sqlite";
+import type { IsolationChoice } from "../../runtime/isolation";
 
 export type ModeSource = "default" | "explicit" | "fork" | "inherited";
 
@@ -18,6 +19,8 @@ export type SessionRow = {
   networkOverride: string | null;
   /** JSON of an ImageChoice, or null when the root follows the settings' default image. */
   imageOverride: string | null;
+  /** The root's own isolation choice, or null when it follows the settings. */
+  isolationOverride: IsolationChoice | null;
 };
 
 type RawRow = {
@@ -33,6 +36,7 @@ type RawRow = {
   memory_mib_override: number | null;
   network_override: string | null;
   image_override: string | null;
+  isolation_override: IsolationChoice | null;
 };
 
 function fromRaw(raw: RawRow): SessionRow {
@@ -49,20 +53,21 @@ function fromRaw(raw: RawRow): SessionRow {
     memoryMibOverride: raw.memory_mib_override,
     networkOverride: raw.network_override,
     imageOverride: raw.image_override,
+    isolationOverride: raw.isolation_override,
   };
 }
 
-export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride">;
+export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride">;
 
 export function createSessionsRepo(db: Database) {
   const byId = db.query<RawRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const insert = db.query(
-    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override)
-     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride, $imageOverride)`,
+    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override, isolation_override)
+     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride, $imageOverride, $isolationOverride)`,
   );
   const updateMode = db.query(
     `UPDATE sessions SET sandboxed = $sandboxed, mode_source = $modeSource, toggled_at = $toggledAt,
-       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride, network_override = $networkOverride, image_override = $imageOverride WHERE id = $id`,
+       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride, network_override = $networkOverride, image_override = $imageOverride, isolation_override = $isolationOverride WHERE id = $id`,
   );
   const descendants = db.query<{ id: string }, [string]>(
     `WITH RECURSIVE tree(id) AS (

@@ -75,6 +75,11 @@ export const NetworkPolicy = t.Union([
   ),
 ]);
 
+/** An isolation tier, or auto: the strongest tier that works on this host (GET /api/health lists them). */
+export const IsolationChoice = t.Union([t.Literal("auto"), t.Literal("container"), t.Literal("gvisor"), t.Literal("microvm")], {
+  description: "container: the embedded runtime (namespaces, cgroups, seccomp; shared kernel); gvisor: runsc's user-space kernel; microvm: msb (needs KVM); auto: the strongest that works here",
+});
+
 /** A guest image: the built-in recipe plus extra Debian packages, or an OCI image reference. */
 export const ImageChoice = t.Union([
   t.Object(
@@ -105,6 +110,7 @@ export const SessionSandbox = t.Object({
   }),
   network: t.Object({ override: t.Nullable(NetworkPolicy), effective: NetworkPolicy }),
   image: t.Object({ override: t.Nullable(ImageChoice), effective: ImageChoice }),
+  isolation: t.Object({ override: t.Nullable(IsolationChoice), effective: IsolationChoice }),
   secrets: t.Object(
     {
       granted: t.Array(t.String(), { description: "Secret names a human granted to the root session" }),
@@ -131,6 +137,7 @@ export const SessionSandboxUpdate = t.Object(
     ),
     network: t.Optional(t.Nullable(NetworkPolicy)),
     image: t.Optional(t.Nullable(ImageChoice)),
+    isolation: t.Optional(t.Nullable(IsolationChoice)),
     // Any text: a name that is not configured is a 400 that lists the configured ones, more useful than a 422.
     secrets: t.Optional(
       t.Array(t.String({ minLength: 1, maxLength: 128 }), {
@@ -162,6 +169,7 @@ export const SandboxSettings = t.Object({
   forwardGitCredentials: t.Boolean(),
   diskMib: Type.Integer({ description: "Disk quota of each VM's home volume (and the most /tmp holds), MiB" }),
   image: ImageChoice,
+  isolation: IsolationChoice,
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
 
@@ -179,6 +187,7 @@ export const SandboxSettingsPatch = t.Object(
     forwardGitCredentials: t.Optional(t.Nullable(t.Boolean({ description: "Opt-in: forward SANDBOX_GIT_CREDENTIALS into sandboxes" }))),
     diskMib: t.Optional(t.Nullable(Type.Integer({ description: "MiB, at least 64 and at most the free space where the VMs' volumes live; a change recreates each VM at its next command, resizing its volume" }))),
     image: t.Optional(t.Nullable(ImageChoice)),
+    isolation: t.Optional(t.Nullable(IsolationChoice)),
   },
   { additionalProperties: false },
 );

@@ -13,7 +13,7 @@ import type { SecretConfig } from "../secrets-config";
 import { createSecretGrants } from "./secret-grants";
 import { createSessionSandboxService } from "./session-sandbox";
 import { createSessionsService } from "./sessions";
-import { createSettingsService, type EnvDefaults, type NormalizeImage } from "./settings";
+import { createSettingsService, type CheckIsolation, type EnvDefaults, type NormalizeImage } from "./settings";
 import { normalizeImageChoice } from "../images/image-choice";
 
 export type ServiceDeps = {
@@ -31,12 +31,14 @@ export type ServiceDeps = {
   normalizeImage?: NormalizeImage;
   /** The secrets configured for the manager (SANDBOX_SECRETS): names, hosts and scope, which grants are checked against. */
   secrets?: readonly SecretConfig[];
+  /** Refuses an explicit isolation tier that does not work on this host (settings and session overrides). */
+  checkIsolation?: CheckIsolation;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [] }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
-  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, notify, diskFreeMib, normalizeImage);
+  const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, { notify, diskFreeMib, normalizeImage, checkIsolation });
   const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);
   const execHistory = createExecHistory(createExecHistoryRepo(db, EXEC_HISTORY_PER_ROOT), now);
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
@@ -47,7 +49,7 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
     }
     notify(event);
   }, protectedDirs);
-  const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, sessions, settings, host, now, notify, vmStops, normalizeImage);
+  const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, sessions, settings, host, now, notify, vmStops, normalizeImage, checkIsolation);
   return { host, settings, sessions, sessionSandbox, vmStops, secretGrants, execHistory };
 }
 

@@ -7,7 +7,8 @@ import type { Notify } from "./lifecycle-events";
 import type { SessionsService } from "./sessions";
 import type { NetworkPolicy } from "../../runtime/driver";
 import { checkNetworkPolicy } from "./network-policy";
-import { checkResources, type NormalizeImage, type SettingsService } from "./settings";
+import { checkResources, type CheckIsolation, type NormalizeImage, type SettingsService } from "./settings";
+import type { IsolationChoice } from "../../runtime/isolation";
 import type { ImageChoice } from "../images/image-choice";
 import type { SecretGrants, SessionSecrets } from "./secret-grants";
 import { vmNameFor } from "../vm-identity";
@@ -20,6 +21,8 @@ export type SessionSandboxView = {
   network: { override: NetworkPolicy | null; effective: NetworkPolicy };
   /** The guest image: the root's override, else the settings' default. A change recreates the VM, keeping its volume. */
   image: { override: ImageChoice | null; effective: ImageChoice };
+  /** The isolation tier: the root's override, else the settings' default (auto = the strongest that works here). */
+  isolation: { override: IsolationChoice | null; effective: IsolationChoice };
   /** Secret names granted to the root, and the configured secrets its commands get (scope "all" or granted). */
   secrets: SessionSecrets;
   sessionID: string;
@@ -42,6 +45,8 @@ export type SessionSandboxUpdate = {
   network?: NetworkPolicy | null;
   /** null clears the override (the settings' default image applies again). */
   image?: ImageChoice | null;
+  /** null clears the override (the settings' default isolation applies again). */
+  isolation?: IsolationChoice | null;
   /** The secret names granted to the root, replacing its grants ([] revokes them all). */
   secrets?: string[];
 };
@@ -56,6 +61,7 @@ export function createSessionSandboxService(
   notify: Notify = () => undefined,
   vmStops?: VmStopsRepo,
   normalizeImage: NormalizeImage = (choice) => choice,
+  checkIsolation: CheckIsolation = () => undefined,
 ) {
   function get(id: string): SessionSandboxView {
     const session = sessions.require(id);
@@ -83,6 +89,7 @@ export function createSessionSandboxService(
         override: root.imageOverride === null ? null : (JSON.parse(root.imageOverride) as ImageChoice),
         effective: root.imageOverride === null ? current.image : (JSON.parse(root.imageOverride) as ImageChoice),
       },
+      isolation: { override: root.isolationOverride, effective: root.isolationOverride ?? current.isolation },
       secrets: secretGrants.of(root.id),
       toggledAt: root.toggledAt,
       vmName: vmNameFor(root.id),
@@ -98,6 +105,7 @@ export function createSessionSandboxService(
     if (change.resources) checkResources(change.resources, host, "");
     if (change.network) checkNetworkPolicy(change.network);
     if (change.secrets) secretGrants.check(change.secrets);
+    if (change.isolation) checkIsolation(change.isolation);
     const image = change.image ? normalizeImage(change.image) : change.image;
     const before = get(id);
 
@@ -114,6 +122,7 @@ export function createSessionSandboxService(
       memoryMibOverride: resources === null ? null : (resources?.memoryMib ?? session.memoryMibOverride),
       networkOverride: change.network === undefined ? session.networkOverride : change.network === null ? null : JSON.stringify(change.network),
       imageOverride: image === undefined ? session.imageOverride : image === null ? null : JSON.stringify(image),
+      isolationOverride: change.isolation === undefined ? session.isolationOverride : change.isolation,
     });
     if (change.secrets) secretGrants.replace(id, change.secrets);
     const after = get(id);

@@ -71,12 +71,12 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
   }
 
   /** The new row's mode: a child follows its root, a fork copies its origin's root, a root takes the default. */
-  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride"> {
+  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride"> {
     if (input.parentID) {
       const parent = repo.get(input.parentID);
       if (!parent) throw new ParentNotFoundError("parentID", input.parentID);
       if (rootOf(parent).depth + 1 > MAX_SESSION_DEPTH) throw new SessionTooDeepError(input.id, MAX_SESSION_DEPTH);
-      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null, networkOverride: null, imageOverride: null };
+      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null, networkOverride: null, imageOverride: null, isolationOverride: null };
     }
     if (input.forkOf) {
       const origin = repo.get(input.forkOf);
@@ -90,6 +90,8 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
         memoryMibOverride: root.memoryMibOverride,
         networkOverride: root.networkOverride,
         imageOverride: root.imageOverride,
+        // A fork runs at least as isolated as its origin.
+        isolationOverride: root.isolationOverride,
       };
     }
     return {
@@ -100,6 +102,7 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
       memoryMibOverride: null,
       networkOverride: null,
       imageOverride: null,
+      isolationOverride: null,
     };
   }
 

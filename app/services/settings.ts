@@ -7,6 +7,7 @@ import type { Notify } from "./lifecycle-events";
 import { DEFAULT_DISK_MIB, MIN_DISK_MIB, type NetworkPolicy } from "../../runtime/driver";
 import { checkNetworkPolicy } from "./network-policy";
 import { DEFAULT_IMAGE, type ImageChoice } from "../images/image-choice";
+import type { IsolationChoice } from "../../runtime/isolation";
 
 /** Checks an image choice against its grammar and what the runtime can boot; returns it normalized. Throws a 400. */
 export type NormalizeImage = (choice: ImageChoice) => ImageChoice;
@@ -27,12 +28,25 @@ export type SandboxSettings = {
   diskMib: number;
   /** The guest image of sessions without an override of their own. */
   image: ImageChoice;
+  /** The isolation tier of sessions without an override of their own; auto = the strongest that works here. */
+  isolation: IsolationChoice;
 };
 
 /** A PATCH: each key set to a value, or to null to go back to its default. */
 export type SettingsPatch = { [K in keyof SandboxSettings]?: SandboxSettings[K] | null };
 
-export type EnvDefaults = { cpus?: number; memoryMib?: number; execTimeoutMs?: number };
+export type EnvDefaults = { cpus?: number; memoryMib?: number; execTimeoutMs?: number; isolation?: IsolationChoice };
+
+/** Throws a 400 naming why, when an explicit isolation tier does not work on this host. */
+export type CheckIsolation = (choice: IsolationChoice) => void;
+
+export type SettingsOptions = {
+  notify?: Notify;
+  /** Free MiB where the runtime keeps volumes, when known (checked on each change of diskMib). */
+  diskFreeMib?: () => number | undefined;
+  normalizeImage?: NormalizeImage;
+  checkIsolation?: CheckIsolation;
+};
 
 export const MIN_CPUS = 1;
 export const MIN_MEMORY_MIB = 128;
@@ -72,15 +86,8 @@ export function checkDiskMib(diskMib: number, freeMib: number | undefined): void
   }
 }
 
-/** `diskFreeMib`: free MiB where the runtime keeps volumes, when known (checked on each change of diskMib). */
-export function createSettingsService(
-  repo: SettingsRepo,
-  host: HostLimits,
-  env: EnvDefaults,
-  notify: Notify = () => undefined,
-  diskFreeMib: () => number | undefined = () => undefined,
-  normalizeImage: NormalizeImage = (choice) => choice,
-) {
+export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, options: SettingsOptions = {}) {
+  const { notify = () => undefined, diskFreeMib = () => undefined, normalizeImage = (choice) => choice, checkIsolation = () => undefined } = options;
   checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
   const defaults: SandboxSettings = {
     enabled: true,
@@ -94,6 +101,7 @@ export function createSettingsService(
     forwardGitCredentials: false,
     diskMib: DEFAULT_DISK_MIB,
     image: DEFAULT_IMAGE,
+    isolation: env.isolation ?? "auto",
   };
 
   function get(): SandboxSettings {
@@ -110,6 +118,7 @@ export function createSettingsService(
     if (changes.network) checkNetworkPolicy(changes.network);
     if (changes.diskMib != null) checkDiskMib(changes.diskMib, diskFreeMib());
     if (changes.image != null) changes = { ...changes, image: normalizeImage(changes.image) };
+    if (changes.isolation != null) checkIsolation(changes.isolation);
     for (const [key, range] of Object.entries(RANGES)) {
       const value = changes[key as keyof typeof RANGES];
       if (value != null && (value < range.min || value > range.max)) {

@@ -6,10 +6,11 @@ import { formatDuration, formatMib } from "./format";
 import { renderTable, type Output } from "./output";
 import { parseBoolean, parseDurationMs, parseSizeMib, parseWholeNumber } from "./parse";
 import { describeImageChoice, parseImageArgument, type ImageChoice } from "./image-arg";
+import { ISOLATION_CHOICES, isIsolationChoice, type IsolationChoice } from "../../runtime/isolation";
 
 type Settings = Awaited<ReturnType<SandboxClient["settings"]["get"]>>;
 type SettingsPatch = NonNullable<Parameters<SandboxClient["settings"]["patch"]>[0]>;
-type Kind = "boolean" | "count" | "mib" | "minutes" | "ms" | "network" | "image";
+type Kind = "boolean" | "count" | "mib" | "minutes" | "ms" | "network" | "image" | "isolation";
 export type NetworkPolicy = Settings["network"];
 
 /** Every key the manager accepts, with how its value is typed; tsc fails if the API gains or loses a key. */
@@ -25,6 +26,7 @@ export const SETTING_KINDS = {
   forwardGitCredentials: "boolean",
   diskMib: "mib",
   image: "image",
+  isolation: "isolation",
 } as const satisfies { [K in keyof Required<SettingsPatch>]: Kind };
 type SettingKey = keyof typeof SETTING_KINDS;
 
@@ -50,7 +52,7 @@ export function describeNetwork(policy: NetworkPolicy): string {
 }
 
 /** `null` (or `default`) returns the key to its default; numbers may carry units: 2G, 30m, 2h. */
-export function parseSettingValue(key: SettingKey, text: string): boolean | number | NetworkPolicy | ImageChoice | null {
+export function parseSettingValue(key: SettingKey, text: string): boolean | number | NetworkPolicy | ImageChoice | IsolationChoice | null {
   if (text === "null" || text === "default") return null;
   const what = key;
   switch (SETTING_KINDS[key]) {
@@ -72,12 +74,15 @@ export function parseSettingValue(key: SettingKey, text: string): boolean | numb
       return parseNetworkPolicy(text, what);
     case "image":
       return parseImageArgument(text, what);
+    case "isolation":
+      if (isIsolationChoice(text)) return text;
+      throw new UsageError(`${what} ${JSON.stringify(text)} is not an isolation tier`, `write one of ${ISOLATION_CHOICES.join(", ")}`);
   }
 }
 
 export function parseAssignments(assignments: string[]): SettingsPatch {
   if (assignments.length === 0) throw new UsageError("`settings set` needs at least one key=value", `keys: ${Object.keys(SETTING_KINDS).join(", ")}`);
-  const patch: Record<string, boolean | number | NetworkPolicy | ImageChoice | null> = {};
+  const patch: Record<string, boolean | number | NetworkPolicy | ImageChoice | IsolationChoice | null> = {};
   for (const assignment of assignments) {
     const eq = assignment.indexOf("=");
     const key = eq > 0 ? assignment.slice(0, eq) : assignment;
@@ -89,8 +94,8 @@ export function parseAssignments(assignments: string[]): SettingsPatch {
   return patch as SettingsPatch;
 }
 
-function describe(key: SettingKey, value: boolean | number | NetworkPolicy | ImageChoice): string {
-  if (typeof value === "boolean") return String(value);
+function describe(key: SettingKey, value: boolean | number | NetworkPolicy | ImageChoice | IsolationChoice): string {
+  if (typeof value === "boolean" || typeof value === "string") return String(value);
   if (typeof value === "object") return "kind" in value ? describeImageChoice(value) : describeNetwork(value);
   const kind = SETTING_KINDS[key];
   if (kind === "mib") return `${value} (${formatMib(value)})`;
@@ -117,7 +122,8 @@ if (runsAsCommand(import.meta)) {
 Shows the server-wide sandbox settings, or changes them. Keys: ${Object.keys(SETTING_KINDS).join(", ")}.
 Values: true/false for booleans; whole numbers; memoryMib and diskMib also as 2G or 512M; idleStopMinutes also as
 30m or 2h; execTimeoutMs also as 90s or 2m; network as none, all or allowlist:host,host (or JSON); image as
-builtin, builtin+<package>,<package> or an OCI reference (see \`bun run images --help\`);
+builtin, builtin+<package>,<package> or an OCI reference (see \`bun run images --help\`); isolation as auto,
+container, gvisor or microvm (\`bun run doctor\` says which work here);
 null (or default) returns a key to its default.`,
       options: {},
     },

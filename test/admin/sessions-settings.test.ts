@@ -79,6 +79,7 @@ describe("bun run settings", () => {
       forwardGitCredentials  false
       diskMib                4096 (4G)
       image                  builtin
+      isolation              auto
       "
     `);
   });
@@ -99,6 +100,7 @@ describe("bun run settings", () => {
       forwardGitCredentials  false
       diskMib                4096 (4G)
       image                  builtin
+      isolation              auto
       "
     `);
     expect(await m.client.settings.get()).toMatchObject({ memoryMib: 1536, idleStopMinutes: 120, execTimeoutMs: 90_000, maxRunningVms: 3, defaultForNewSessions: false, network: { mode: "allowlist", allow: ["api.github.com", "*.example.com"] } });
@@ -115,7 +117,7 @@ describe("bun run settings", () => {
     expect(await m.run("settings", ["set", "bogus=1"])).toEqual({
       exitCode: 2,
       stdout: "",
-      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image\n',
+      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image, isolation\n',
     });
     expect((await m.run("settings", ["set", "cpus=two"])).stderr).toBe('settings: cpus "two" is not a whole number — fix: write it like 2\n');
     const refused = await m.run("settings", ["set", "maxRunningVms=100000"]);

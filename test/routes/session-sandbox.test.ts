@@ -28,6 +28,7 @@ describe("GET /api/session-sandbox/:id", () => {
       resources: { override: null, effective: { cpus: 2, memoryMib: 2048 } },
       network: { override: null, effective: { mode: "none" } },
       image: { override: null, effective: { kind: "recipe", packages: [] } },
+      isolation: { override: null, effective: "auto" },
       secrets: { granted: [], effective: [] },
       toggledAt: null,
       vmName: `ocm-session-${hex}`,
