@@ -54,7 +54,8 @@ const TABLE: Array<[AddressCategory, string[]]> = [
   ],
 ];
 
-const RANGES: RangeMatch[] = TABLE.flatMap(([category, ranges]) =>
+/** Every closed range in table order (metadata first); the msb rule builder turns them into deny rules. */
+export const CLOSED_RANGES: readonly RangeMatch[] = TABLE.flatMap(([category, ranges]) =>
   ranges.map((range) => {
     const cidr = parseCidr(range);
     if (cidr === null) throw new Error(`bad built-in range ${range}`);
@@ -69,7 +70,7 @@ const RANGES: RangeMatch[] = TABLE.flatMap(([category, ranges]) =>
  * is metadata.
  */
 export function classifyAddress(address: IpAddress, hostAddresses: readonly string[] = []): RangeMatch[] {
-  const matches = RANGES.filter((r) => cidrContains(r.cidr, address));
+  const matches = CLOSED_RANGES.filter((r) => cidrContains(r.cidr, address));
   const inner = embeddedIpv4(address);
   if (inner !== null) matches.push(...classifyAddress(inner).filter((m) => m.category !== "host"));
   const loopback = matches.find((m) => m.category === "loopback");

@@ -89,6 +89,14 @@ export function parseCidr(text: string): Cidr | null {
   return { family: address.family, value: mask(address.value, bits, prefix), prefix };
 }
 
+/** True when `text` parses as a CIDR whose address has bits set beyond its prefix (`10.0.0.1/8`). */
+export function cidrHasHostBits(text: string): boolean {
+  const cidr = parseCidr(text);
+  const slash = text.indexOf("/");
+  const address = parseIp(slash === -1 ? text : text.slice(0, slash));
+  return cidr !== null && address !== null && address.value !== cidr.value;
+}
+
 function mask(value: bigint, bits: number, prefix: number): bigint {
   const hostBits = BigInt(bits - prefix);
   return (value >> hostBits) << hostBits;

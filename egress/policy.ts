@@ -2,7 +2,7 @@
 import type { NetworkPolicy } from "../runtime/driver";
 import { NetworkPolicyInvalidError } from "./policy-error";
 import { classifyAddress, isMetadataName, type AddressCategory, type RangeMatch } from "./address-ranges";
-import { domainMatches, parseAllowEntry, type AllowEntry, type NetworkKeyword } from "./allow-entry";
+import { domainEntryMatches, parseAllowEntry, portAllowed, type AllowEntry, type NetworkKeyword } from "./allow-entry";
 import { cidrContains, cidrWithin, formatIp, parseIp } from "./ip-address";
 
 export type Policy = NetworkPolicy;
@@ -18,7 +18,20 @@ export type PolicyContext = { hostAddresses?: readonly string[] };
 export type CompiledPolicy =
   | { mode: "none" }
   | { mode: "all" }
-  | { mode: "allowlist"; entries: AllowEntry[]; keywords: ReadonlySet<NetworkKeyword> };
+  | { mode: "allowlist"; entries: AllowEntry[] };
+
+type Allowlist = Extract<CompiledPolicy, { mode: "allowlist" }>;
+type AddressEntry = Extract<AllowEntry, { kind: "address" }>;
+
+/** Whether the policy lists `keyword` with `port` among its ports. */
+function hasKeyword(policy: Allowlist, keyword: NetworkKeyword, port: number): boolean {
+  return policy.entries.some((e) => e.kind === "keyword" && e.keyword === keyword && portAllowed(e.ports, port));
+}
+
+/** The first domain entry naming `host` (exactly, or by wildcard) on `port`. */
+function domainEntry(policy: Allowlist, target: EgressTarget, exactOnly = false): AllowEntry | undefined {
+  return policy.entries.find((e) => e.kind === "domain" && !(exactOnly && e.domain.wildcard) && domainEntryMatches(e.domain, target.host) && portAllowed(e.ports, target.port));
+}
 
 /** The result of the name stage: refuse now, or look the name up and judge each address. */
 /** `addresses` is set when the name's addresses are known without DNS (localhost). */
@@ -71,8 +84,7 @@ export function compilePolicyLenient(policy: Policy): { compiled: CompiledPolicy
     const parsed = parseAllowEntry(e);
     return parsed.ok ? [parsed.value] : [];
   });
-  const keywords = new Set(entries.flatMap((e) => (e.kind === "keyword" ? [e.keyword] : [])));
-  return { compiled: { mode: "allowlist", entries, keywords }, problems };
+  return { compiled: { mode: "allowlist", entries }, problems };
 }
 
 export function formatTarget(target: EgressTarget): string {
@@ -93,17 +105,17 @@ export function checkName(policy: CompiledPolicy, target: EgressTarget): NameChe
   }
   if (policy.mode === "all") return { kind: "lookup", nameRule: "allow all" };
   if (parseIp(target.host) !== null) return { kind: "lookup", nameRule: null };
-  if (isMetadataName(target.host) && !policy.keywords.has("metadata")) {
+  if (isMetadataName(target.host) && !hasKeyword(policy, "metadata", target.port)) {
     const reason = `${target.host} is an instance metadata service; only the keyword "metadata" opens it`;
     return { kind: "denied", decision: { allowed: false, rule: `block metadata ${target.host}`, reason } };
   }
-  const domain = policy.entries.find((e) => e.kind === "domain" && domainMatches(e.pattern, target.host, target.port));
+  const domain = domainEntry(policy, target);
   if (isLocalhostName(target.host)) return { kind: "lookup", nameRule: domain ? `allow ${domain.text}` : null, addresses: LOCALHOST_ADDRESSES };
   const fixed = target.host === HOST_ALIAS ? { addresses: [HOST_ALIAS_ADDRESS] } : {};
   if (domain) return { kind: "lookup", nameRule: `allow ${domain.text}`, ...fixed };
   // Only `public` makes an unlisted name worth a lookup. Other keywords apply to IP literals and to the
   // addresses of listed names: resolving every name would let the guest leak data through DNS queries.
-  if (policy.keywords.has("public")) return { kind: "lookup", nameRule: null, ...fixed };
+  if (hasKeyword(policy, "public", target.port)) return { kind: "lookup", nameRule: null, ...fixed };
   return { kind: "denied", decision: noRule(target, `${target.host} is not in the allowlist; add "${target.host}" to network.allow`) };
 }
 
@@ -127,15 +139,15 @@ export function checkAddress(policy: CompiledPolicy, target: EgressTarget, nameR
   const alias = hostAliasEntry(policy, target, shown);
   if (alias) return { allowed: true, rule: `allow ${alias.text}` };
   const matches = classifyAddress(address, ctx.hostAddresses);
-  const addressEntries = policy.entries.filter((e): e is Extract<AllowEntry, { kind: "address" }> => e.kind === "address" && cidrContains(e.cidr, address));
+  const addressEntries = policy.entries.filter((e): e is AddressEntry => e.kind === "address" && cidrContains(e.cidr, address) && portAllowed(e.ports, target.port));
   if (matches.length === 0) {
     if (nameRule !== null) return { allowed: true, rule: nameRule };
-    if (policy.keywords.has("public")) return { allowed: true, rule: "allow public" };
+    if (hasKeyword(policy, "public", target.port)) return { allowed: true, rule: "allow public" };
     const entry = addressEntries[0];
     if (entry) return { allowed: true, rule: `allow ${entry.text}` };
     return noRule(target, `${via} is a public address that no entry allows; add "${target.host}" or the keyword "public" to network.allow`);
   }
-  return openedBySensitive(policy.keywords, addressEntries, matches) ?? blockedBy(matches, via);
+  return openedBySensitive(policy, target.port, addressEntries, matches) ?? blockedBy(matches, via);
 }
 
 /**
@@ -144,18 +156,18 @@ export function checkAddress(policy: CompiledPolicy, target: EgressTarget, nameR
  * open one service on the host (`host.sandbox.internal:4873`) without the keyword `loopback`, which opens
  * every port of the host's loopback, the manager's own API included.
  */
-function hostAliasEntry(policy: Extract<CompiledPolicy, { mode: "allowlist" }>, target: EgressTarget, address: string): AllowEntry | undefined {
+function hostAliasEntry(policy: Allowlist, target: EgressTarget, address: string): AllowEntry | undefined {
   if (target.host !== HOST_ALIAS || address !== HOST_ALIAS_ADDRESS) return undefined;
-  return policy.entries.find((e) => e.kind === "domain" && !e.pattern.wildcard && domainMatches(e.pattern, target.host, target.port));
+  return domainEntry(policy, target, true);
 }
 
 /**
  * Only keywords (or an address entry no wider than the range) open a closed range; a domain match never
  * does, which is what defeats DNS rebinding. Metadata is exclusive: "link-local" does not open 169.254.169.254.
  */
-function openedBySensitive(keywords: ReadonlySet<NetworkKeyword>, addressEntries: Extract<AllowEntry, { kind: "address" }>[], matches: RangeMatch[]): Decision | null {
+function openedBySensitive(policy: Allowlist, port: number, addressEntries: AddressEntry[], matches: RangeMatch[]): Decision | null {
   const opening = matches.some((m) => m.category === "metadata") ? matches.filter((m) => m.category === "metadata") : matches;
-  const keyword = opening.find((m) => m.category !== "reserved" && keywords.has(m.category as NetworkKeyword));
+  const keyword = opening.find((m) => m.category !== "reserved" && hasKeyword(policy, m.category as NetworkKeyword, port));
   if (keyword) return { allowed: true, rule: `allow ${keyword.category}` };
   const entry = addressEntries.find((e) => opening.some((m) => cidrWithin(e.cidr, m.cidr)));
   return entry ? { allowed: true, rule: `allow ${entry.text}` } : null;

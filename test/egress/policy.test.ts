@@ -12,7 +12,6 @@ describe("allowlist entries", () => {
     ["api.github.com", "domain"],
     ["API.GitHub.com.", "domain"],
     ["*.example.com", "domain"],
-    ["*.com", "domain"],
     ["api.github.com:443", "domain"],
     ["localhost", "domain"],
     ["public", "keyword"],
@@ -23,6 +22,12 @@ describe("allowlist entries", () => {
     ["[::1]", "address"],
     ["fd00::/8", "address"],
     ["::ffff:10.0.0.0/104", "address"],
+    ["1.2.3.4:443", "address"],
+    ["[::1]:443", "address"],
+    ["[2001:db8::/32]:8000-8999", "address"],
+    ["10.0.0.0/8:80-90", "address"],
+    ["public:443", "keyword"],
+    ["api.github.com:22-22", "domain"],
   ];
   for (const [entry, kind] of valid) {
     test(`accept ${JSON.stringify(entry)} → ${kind}`, () => {
@@ -45,10 +50,17 @@ describe("allowlist entries", () => {
     ["example.com:0", /port/],
     ["example.com:70000", /port/],
     ["example.com/path", /IP address or CIDR/],
-    ["1.2.3.4:443", /ports are only supported on domain/],
+    ["*.com", /top-level domain/],
+    ["10.0.0.1/8", /host bits are set|host bits set; write 10.0.0.0\/8/],
+    ["[10.0.0.1]", /brackets are only for IPv6/],
+    ["[::1", /unterminated bracket/],
+    ["fe80::1%eth0", /zone/],
+    ["a.com:90-80", /backwards/],
+    ["a.com:0443", /leading zeros/],
+    ["a.com:65536", /above 65535/],
+    ["bücher.example", /punycode/],
     ["10.0.0.0/33", /IP address or CIDR/],
     ["300.1.1.1", /IP address or CIDR/],
-    ["[::1]:443", /IP address or CIDR/],
   ];
   for (const [entry, reason] of invalid) {
     test(`refuse ${JSON.stringify(entry)} → reason ${reason.source}`, () => {
@@ -79,8 +91,8 @@ describe("allowlist entries", () => {
   });
 
   test("lenient compile (the proxy's) → bad entries dropped and reported, good ones kept", () => {
-    const { compiled, problems } = compilePolicyLenient(allowlist("api.github.com", "1.2.3.4:443", "loopback"));
-    expect(problems).toEqual([expect.stringContaining('"1.2.3.4:443"')]);
+    const { compiled, problems } = compilePolicyLenient(allowlist("api.github.com", "10.0.0.1/8", "loopback"));
+    expect(problems).toEqual([expect.stringContaining('"10.0.0.1/8"')]);
     expect(compiled.mode === "allowlist" && compiled.entries.map((e) => e.text)).toEqual(["api.github.com", "loopback"]);
   });
 
@@ -104,7 +116,8 @@ const rows: Row[] = [
   { name: "exact domain does not cover a subdomain", policy: allowlist("github.com"), host: "api.github.com", addresses: ["140.82.112.6"], allowed: false, rule: "no rule matches api.github.com:443" },
   { name: "wildcard matches a subdomain", policy: allowlist("*.example.com"), host: "a.example.com", addresses: ["93.184.216.34"], allowed: true, rule: "allow *.example.com" },
   { name: "wildcard matches a deep subdomain", policy: allowlist("*.example.com"), host: "a.b.example.com", addresses: ["93.184.216.34"], allowed: true, rule: "allow *.example.com" },
-  { name: "wildcard does not match the apex", policy: allowlist("*.example.com"), host: "example.com", addresses: ["93.184.216.34"], allowed: false, rule: "no rule matches example.com:443" },
+  // The apex too, as msb's suffix rules enforce it: one grammar, one meaning on every back end.
+  { name: "wildcard matches the apex", policy: allowlist("*.example.com"), host: "example.com", addresses: ["93.184.216.34"], allowed: true, rule: "allow *.example.com" },
   { name: "wildcard does not match a lookalike", policy: allowlist("*.example.com"), host: "badexample.com", addresses: ["93.184.216.34"], allowed: false, rule: "no rule matches badexample.com:443" },
   { name: "domain with port matches that port", policy: allowlist("api.github.com:443"), host: "api.github.com", port: 443, addresses: ["140.82.112.6"], allowed: true, rule: "allow api.github.com:443" },
   { name: "domain with port refuses another port", policy: allowlist("api.github.com:443"), host: "api.github.com", port: 22, addresses: ["140.82.112.6"], allowed: false, rule: "no rule matches api.github.com:22" },
@@ -138,7 +151,7 @@ const rows: Row[] = [
   { name: "private does not open Alibaba metadata", policy: allowlist("private"), host: "100.100.100.200", allowed: false, rule: "block metadata 100.100.100.200/32" },
   { name: "metadata opens 169.254.169.254", policy: allowlist("metadata"), host: "169.254.169.254", allowed: true, rule: "allow metadata" },
   { name: "IPv6 metadata blocked", policy: allowlist("public", "private"), host: "fd00:ec2::254", allowed: false, rule: "block metadata fd00:ec2::254/128" },
-  { name: "metadata name blocked before lookup", policy: allowlist("*.internal", "public"), host: "metadata.google.internal", allowed: false, rule: "block metadata metadata.google.internal" },
+  { name: "metadata name blocked before lookup", policy: allowlist("*.google.internal", "public"), host: "metadata.google.internal", allowed: false, rule: "block metadata metadata.google.internal" },
   { name: "metadata name with the keyword", policy: allowlist("metadata"), host: "metadata.google.internal", addresses: ["169.254.169.254"], allowed: false, rule: "no rule matches metadata.google.internal:443" },
   { name: "metadata name with keyword and domain", policy: allowlist("metadata", "metadata.google.internal"), host: "metadata.google.internal", addresses: ["169.254.169.254"], allowed: true, rule: "allow metadata" },
   { name: "private keyword alone does not resolve names", policy: allowlist("private"), host: "git.corp.example", addresses: ["10.1.1.1"], allowed: false, rule: "no rule matches git.corp.example:443" },
@@ -162,6 +175,15 @@ const rows: Row[] = [
   { name: "a wide CIDR does not open a closed range", policy: allowlist("0.0.0.0/0"), host: "10.0.0.5", allowed: false, rule: "block private 10.0.0.0/8" },
   { name: "a wide CIDR does not open metadata", policy: allowlist("0.0.0.0/0"), host: "169.254.169.254", allowed: false, rule: "block metadata 169.254.169.254/32" },
   { name: "a wide CIDR opens public addresses", policy: allowlist("0.0.0.0/0"), host: "8.8.8.8", allowed: true, rule: "allow 0.0.0.0/0" },
+  // ports: on every kind of entry
+  { name: "address with port, that port", policy: allowlist("93.184.216.34:443"), host: "93.184.216.34", allowed: true, rule: "allow 93.184.216.34:443" },
+  { name: "address with port, another port", policy: allowlist("93.184.216.34:443"), host: "93.184.216.34", port: 80, allowed: false, rule: "no rule matches 93.184.216.34:80" },
+  { name: "private CIDR with a port range, inside", policy: allowlist("10.0.0.0/8:80-90"), host: "10.1.2.3", port: 85, allowed: true, rule: "allow 10.0.0.0/8:80-90" },
+  { name: "private CIDR with a port range, outside", policy: allowlist("10.0.0.0/8:80-90"), host: "10.1.2.3", port: 91, allowed: false, rule: "block private 10.0.0.0/8" },
+  { name: "public:443 on 443", policy: allowlist("public:443"), host: "example.org", addresses: ["93.184.216.34"], allowed: true, rule: "allow public" },
+  { name: "public:443 on 80, refused before lookup", policy: allowlist("public:443"), host: "example.org", port: 80, addresses: ["93.184.216.34"], allowed: false, rule: "no rule matches example.org:80" },
+  { name: "private:5432 opens that port only", policy: allowlist("private:5432"), host: "10.0.0.9", port: 22, allowed: false, rule: "block private 10.0.0.0/8" },
+  { name: "domain with a port range", policy: allowlist("api.example.com:8000-8999"), host: "api.example.com", port: 8443, addresses: ["93.184.216.34"], allowed: true, rule: "allow api.example.com:8000-8999" },
   { name: "mapped IPv6 literal judged as IPv4", policy: allowlist("10.0.0.0/24"), host: "::ffff:10.0.0.7", allowed: true, rule: "allow 10.0.0.0/24" },
 ];
 

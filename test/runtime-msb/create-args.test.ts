@@ -56,15 +56,12 @@ describe("buildCreateArgs", () => {
     expect(args).not.toContain("--no-net");
   });
 
-  test("network allowlist → deny-all plus DNS plus one sorted rule per entry", () => {
+  test("network allowlist → deny-all, DNS, the proxy's closed ranges denied, then one sorted rule per entry", () => {
     const args = buildCreateArgs(sampleSpec({ network: { mode: "allowlist", allow: ["registry.npmjs.org:443", "*.GitHub.com"] } }));
-    expect(args.filter((a) => a.startsWith("--n"))).toEqual([
-      "--name=ocm-session-0123456789ab",
-      "--no-net",
-      "--net-rule=allow@dns",
-      "--net-rule=allow@*.github.com",
-      "--net-rule=allow@registry.npmjs.org:tcp:443",
-    ]);
+    const net = args.filter((a) => a.startsWith("--n"));
+    expect(net.slice(0, 4)).toEqual(["--name=ocm-session-0123456789ab", "--no-net", "--net-rule=allow@dns", "--net-rule=deny@host"]);
+    expect(net).toContain("--net-rule=deny@10.0.0.0/8");
+    expect(net.slice(-2)).toEqual(["--net-rule=allow@*.github.com", "--net-rule=allow@registry.npmjs.org:tcp:443"]);
   });
 
   test("same spec twice → same argv (pure)", () => {

@@ -2,9 +2,14 @@
 import { describe, expect, test } from "bun:test";
 import { parseInspect, parseList } from "../../runtime/msb";
 import allFixture from "./fixtures/inspect-all-0.6.18.json";
-import allowlistFixture from "./fixtures/inspect-allowlist-0.6.18.json";
+import oldAllowlistFixture from "./fixtures/inspect-allowlist-0.6.18.json";
+import floorFixture from "./fixtures/inspect-allowlist-floor-0.6.18.json";
 import noneFixture from "./fixtures/inspect-none-0.6.18.json";
 import listFixture from "./fixtures/list-0.6.18.json";
+
+// Two real outputs put together: the sandbox's record, with the network rules today's builder writes
+// (the record was captured before the builder wrote the proxy's closed ranges as deny rules).
+const allowlistFixture = { ...oldAllowlistFixture, config: { ...oldAllowlistFixture.config, network: floorFixture.config.network } };
 
 describe("parseInspect", () => {
   test("real 0.6.18 output of a driver-built sandbox → the spec it was created from", () => {
