@@ -1,6 +1,7 @@
 // The contract every runtime driver implements (local = embedded namespaces/cgroups; msb = microVM).
 // The session actor drives a VM only through this interface. Plain data in and out: specs and results
 // cross a Worker boundary.
+import type { IsolationTier } from "./isolation";
 
 /**
  * A directory (or, with `kind: "file"`, a file) mounted into the VM at the identical absolute path,
@@ -43,6 +44,11 @@ export type VmSpec = {
    * read-only at GUEST_TRUST_DIR, and its bundle over GUEST_SYSTEM_CA_BUNDLE where the image has that file.
    */
   trustDir?: string;
+  /**
+   * The isolation tier the VM runs in (runtime/isolation.ts). Read by the tiered driver
+   * (runtime/tiered.ts), which runs the VM on that tier's driver; a single driver ignores it.
+   */
+  isolation?: IsolationTier;
 };
 
 export const TRUST_BUNDLE_FILE = "ca-certificates.crt";
@@ -138,8 +144,10 @@ export type Attestation = { ok: true } | { ok: false; mismatches: string[] };
 export type EnsureAction = "reused" | "started" | "created" | "recreated" | "replaced-orphan";
 export type EnsureResult = { info: VmInfo; action: EnsureAction; mismatches: string[] };
 
+export type RemoveOptions = { keepVolume?: boolean };
+
 export interface RuntimeDriver {
-  readonly name: "local" | "msb";
+  readonly name: "local" | "gvisor" | "msb";
   probe(): Promise<Capability>;
   /**
    * The one lifecycle call the session actor makes to get a running VM: converges the VM named by
@@ -161,8 +169,11 @@ export interface RuntimeDriver {
   start(name: string): Promise<void>;
   /** Powers off: processes and /tmp are lost; the volume stays. Idempotent. */
   stop(name: string): Promise<void>;
-  /** Removes the VM and its volume. Idempotent: a missing VM counts as removed. */
-  remove(name: string): Promise<void>;
+  /**
+   * Removes the VM and its volume; with `keepVolume`, the VM only (the tiered driver moving a VM to
+   * another tier leaves the old tier's data in place). Idempotent: a missing VM counts as removed.
+   */
+  remove(name: string, options?: RemoveOptions): Promise<void>;
   exec(name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult>;
   /**
    * Runs the guest's interactive shell under a PTY made inside the VM (never on the host); its output,

@@ -95,8 +95,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     stop: async (name) => {
       if (isValidName(name)) await stopVm(await context(), name);
     },
-    remove: async (name) => {
-      if (isValidName(name)) await removeVm(await context(), name);
+    remove: async (name, removeOptions) => {
+      if (isValidName(name)) await removeVm(await context(), name, removeOptions);
     },
     exec: async (name, request, sink) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);

@@ -1,5 +1,5 @@
 // The microsandbox (msb) runtime driver: one microVM per VmSpec, driven through the msb CLI.
-import type { Attestation, Capability, CreateOptions, EnsureResult, ExecRequest, ExecResult, ExecSink, RuntimeDriver, VmInfo, VmSpec } from "../driver";
+import type { Attestation, Capability, CreateOptions, EnsureResult, ExecRequest, ExecResult, ExecSink, RemoveOptions, RuntimeDriver, VmInfo, VmSpec } from "../driver";
 import { ensureVm } from "../ensure";
 import { RuntimeError } from "../driver";
 import { attest } from "./attest";
@@ -125,14 +125,14 @@ export class MsbDriver implements RuntimeDriver {
    * Removes the VM and its volume; a missing VM counts as removed. The volume goes before the
    * sandbox record, so a crash in between leaves a record that names the volume and a retry finishes.
    */
-  async remove(name: string): Promise<void> {
+  async remove(name: string, options: RemoveOptions = {}): Promise<void> {
     const info = await this.inspect(name);
     if (!info) return;
     if (info.status === "running") {
       const stopped = await this.#run(buildStopArgs(name, { force: true }));
       if (stopped.exitCode !== 0 && !isSandboxNotFound(stopped, name)) throw commandFailure(stopped);
     }
-    if (info.spec.volume.name) {
+    if (info.spec.volume.name && !options.keepVolume) {
       const volume = info.spec.volume.name;
       const out = await this.#run(buildVolumeRemoveArgs(volume));
       if (out.exitCode !== 0 && !isVolumeNotFound(out, volume)) throw commandFailure(out);

@@ -185,6 +185,17 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       expect((await sh(driver, again.name, "ls -A ~ | wc -l")).stdout.trim()).toBe("0");
     });
 
+    test("remove keeping the volume → the VM goes, a new VM of that volume finds the data", async () => {
+      const first = spec();
+      await driver.create(first);
+      await sh(driver, first.name, "echo kept > ~/data.txt");
+      await driver.remove(first.name, { keepVolume: true });
+      expect(await driver.inspect(first.name)).toBeUndefined();
+      expect(await driver.listVolumes?.()).toContain(first.volume.name);
+      await driver.create({ ...first });
+      expect((await sh(driver, first.name, "cat ~/data.txt")).stdout).toBe("kept\n");
+    });
+
     test("remove → idempotent, and the VM is gone from inspect and list", async () => {
       const vm = await driver.create(spec());
       await driver.remove(vm.name);

@@ -104,12 +104,12 @@ export function createMemoryDriver(): MemoryDriver {
       const vm = vms.get(name);
       if (vm) setStatus(vm, "stopped");
     },
-    async remove(name) {
-      calls.push(`remove ${name}`);
+    async remove(name, options) {
+      calls.push(`remove ${name}${options?.keepVolume ? " keep-volume" : ""}`);
       failIfAsked("remove");
       const vm = vms.get(name);
       vms.delete(name);
-      if (vm) volumes.delete(vm.spec.volume.name);
+      if (vm && !options?.keepVolume) volumes.delete(vm.spec.volume.name);
     },
     async exec(name, request, sink) {
       failIfAsked("exec");
