@@ -139,6 +139,7 @@ export function createManager(deps: ManagerDeps) {
       publishLifecycle(events, event, (deps.now ?? Date.now)());
     },
     normalizeImage: imageNormalizerFor(driver?.kind),
+    runtime: driver?.kind,
     protectedDirs: deps.protectedDirs,
     // The local runtime's volumes live in its state dir; msb keeps its own (and does not enforce diskMib).
     diskFreeMib: driver?.kind === "local" ? () => freeDiskMib(driver.stateDir) : undefined,

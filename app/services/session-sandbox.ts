@@ -6,7 +6,6 @@ import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
 import type { SessionsService } from "./sessions";
 import type { NetworkPolicy } from "../../runtime/driver";
-import { checkNetworkPolicy } from "./network-policy";
 import { checkResources, type CheckIsolation, type NormalizeImage, type SettingsService } from "./settings";
 import type { IsolationChoice } from "../../runtime/isolation";
 import type { ImageChoice } from "../images/image-choice";
@@ -103,7 +102,8 @@ export function createSessionSandboxService(
     if (!settings.get().enabled) throw new SandboxDisabledError();
     if (session.parentId !== null) throw new ChildSessionLockedError(id, sessions.rootOf(session).root.id);
     if (change.resources) checkResources(change.resources, host, "");
-    if (change.network) checkNetworkPolicy(change.network);
+    // The settings' check: the grammar, and what the runtime in use can enforce.
+    if (change.network) settings.checkNetwork(change.network);
     if (change.secrets) secretGrants.check(change.secrets);
     if (change.isolation) checkIsolation(change.isolation);
     const image = change.image ? normalizeImage(change.image) : change.image;

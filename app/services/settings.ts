@@ -46,6 +46,8 @@ export type SettingsOptions = {
   diskFreeMib?: () => number | undefined;
   normalizeImage?: NormalizeImage;
   checkIsolation?: CheckIsolation;
+  /** The network check for the runtime in use (see checkNetworkPolicy); the grammar alone by default. */
+  checkNetwork?: (policy: NetworkPolicy) => void;
 };
 
 export const MIN_CPUS = 1;
@@ -87,7 +89,7 @@ export function checkDiskMib(diskMib: number, freeMib: number | undefined): void
 }
 
 export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, options: SettingsOptions = {}) {
-  const { notify = () => undefined, diskFreeMib = () => undefined, normalizeImage = (choice) => choice, checkIsolation = () => undefined } = options;
+  const { notify = () => undefined, diskFreeMib = () => undefined, normalizeImage = (choice) => choice, checkIsolation = () => undefined, checkNetwork = checkNetworkPolicy } = options;
   checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
   const defaults: SandboxSettings = {
     enabled: true,
@@ -115,7 +117,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
 
   function patch(changes: SettingsPatch): SandboxSettings {
     checkResources(changes, host, "");
-    if (changes.network) checkNetworkPolicy(changes.network);
+    if (changes.network) checkNetwork(changes.network);
     if (changes.diskMib != null) checkDiskMib(changes.diskMib, diskFreeMib());
     if (changes.image != null) changes = { ...changes, image: normalizeImage(changes.image) };
     if (changes.isolation != null) checkIsolation(changes.isolation);
@@ -138,7 +140,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     return after;
   }
 
-  return { get, patch, defaults: () => ({ ...defaults }) };
+  return { get, patch, defaults: () => ({ ...defaults }), checkNetwork };
 }
 
 export type SettingsService = ReturnType<typeof createSettingsService>;

@@ -50,6 +50,15 @@ export function parseMsbEntries(allow: readonly string[]): AllowEntry[] {
   });
 }
 
+/** Every entry msb cannot enforce, one line each naming the entry, why and the fix (bad entries are left to the grammar). */
+export function msbAllowlistProblems(allow: readonly string[]): string[] {
+  return allow.flatMap((text) => {
+    const parsed = parseAllowEntry(text);
+    const problem = parsed.ok ? msbEntryProblem(parsed.value) : null;
+    return problem === null ? [] : [`${JSON.stringify(text)}: ${problem}`];
+  });
+}
+
 function portsSuffix(entry: AllowEntry): string {
   return entry.ports === null ? "" : `:tcp:${formatPorts(entry.ports)}`;
 }
