@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   "VM_CAP_REACHED",
   "RUNTIME_FAILED",
   "SHUTTING_DOWN",
+  "ISOLATION_UNAVAILABLE",
   "VM_NOT_FOUND",
   "UNSAFE_MOUNT",
   "MOUNTS_CHANGED",
@@ -204,6 +205,13 @@ export class RuntimeFailedError extends DomainError {
 export class ShuttingDownError extends DomainError {
   constructor() {
     super(503, "SHUTTING_DOWN", "the manager is shutting down, so the command was not run; retry once it is back");
+  }
+}
+
+/** Thrown when a setting or a session asks for an isolation tier that does not work on this host. */
+export class IsolationUnavailableError extends DomainError {
+  constructor(reason: string) {
+    super(400, "ISOLATION_UNAVAILABLE", `${reason}; nothing was changed. Choose a tier that works here (GET /api/health lists them), or auto`);
   }
 }
 

@@ -28,6 +28,8 @@ import { createSecretUsage } from "./services/secret-usage";
 import { createVmStats } from "./services/vm-stats";
 import { countSessions } from "./services/session-counts";
 import { createDriver } from "../workers/create-driver";
+import { resolveTier, TIER_OF_RUNTIME, type IsolationChoice, type IsolationTier, type TierAvailability } from "../runtime/isolation";
+import { IsolationUnavailableError } from "./errors";
 
 export type ManagerDeps = {
   db: Database;
@@ -56,6 +58,8 @@ export type ManagerDeps = {
   protectedDirs: ProtectedDirs;
   /** Secrets and git credentials from the manager's environment (none when absent). */
   credentials?: Credentials;
+  /** Which isolation tiers work on this host and why not (app/runtime-setup.ts); default: the driver's own tier only. */
+  tiers?: TierAvailability;
   now?: () => number;
 };
 
@@ -121,7 +125,16 @@ function imageChoosers(services: ReturnType<typeof createServices>): Map<string,
   return choosers;
 }
 
+/** Without a probe of every tier (tests), the one driver given is the one tier that works. */
+function tiersOfDriver(driver: DriverConfig | undefined): TierAvailability {
+  const tier = driver ? TIER_OF_RUNTIME[driver.kind] : undefined;
+  const status = (t: IsolationTier) => (t === tier ? { available: true, reason: `the ${driver!.kind} runtime` } : { available: false, reason: "not probed on this manager" });
+  return { container: status("container"), gvisor: status("gvisor"), microvm: status("microvm") };
+}
+
 export function createManager(deps: ManagerDeps) {
+  const tiers = deps.tiers ?? tiersOfDriver(deps.driver);
+  const placeIsolation = (choice: IsolationChoice) => resolveTier(choice, tiers);
   let supervisor: Supervisor | undefined;
   let images: ImageService | undefined;
   let revocation: EgressRevocation | undefined;
@@ -144,6 +157,10 @@ export function createManager(deps: ManagerDeps) {
     // The local runtime's volumes live in its state dir; msb keeps its own (and does not enforce diskMib).
     diskFreeMib: driver?.kind === "local" ? () => freeDiskMib(driver.stateDir) : undefined,
     secrets: deps.credentials?.secrets,
+    checkIsolation: (choice) => {
+      const placement = placeIsolation(choice);
+      if (!placement.tier) throw new IsolationUnavailableError(placement.reason);
+    },
   });
   const stillWanted = (rootSessionId: string) => {
     try {
@@ -201,6 +218,7 @@ export function createManager(deps: ManagerDeps) {
     images,
     sharedDirs: deps.sharedDirs,
     runtimeUnavailable: deps.runtimeUnavailable,
+    placeIsolation,
     egress,
     events,
     supervisor,

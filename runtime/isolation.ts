@@ -8,6 +8,9 @@ export type IsolationTier = (typeof ISOLATION_TIERS)[number];
 export type IsolationChoice = "auto" | IsolationTier;
 export const ISOLATION_CHOICES: readonly IsolationChoice[] = ["auto", ...ISOLATION_TIERS];
 
+/** The tier each runtime driver provides. */
+export const TIER_OF_RUNTIME: Record<"local" | "gvisor" | "msb", IsolationTier> = { local: "container", gvisor: "gvisor", msb: "microvm" };
+
 /** Whether each tier works here; `reason` says why not (with the fix), or what it runs on. */
 export type TierStatus = { available: boolean; reason: string };
 export type TierAvailability = Record<IsolationTier, TierStatus>;

@@ -59,6 +59,8 @@ export class VmCapReachedError extends SandboxError {}
 export class RuntimeFailedError extends SandboxError {}
 /** Thrown when a command arrives while the manager shuts down (it never ran): retry once it is back. */
 export class ShuttingDownError extends SandboxError {}
+/** Thrown when the isolation tier asked for does not work on the manager's host; nothing was changed. */
+export class IsolationUnavailableError extends SandboxError {}
 /** Thrown when a VM name is unknown. */
 export class VmNotFoundError extends SandboxError {}
 /** Thrown when a session directory would expose too much of the host (e.g. `/`). */
@@ -114,6 +116,7 @@ const CLASS_BY_CODE = {
   VM_CAP_REACHED: VmCapReachedError,
   RUNTIME_FAILED: RuntimeFailedError,
   SHUTTING_DOWN: ShuttingDownError,
+  ISOLATION_UNAVAILABLE: IsolationUnavailableError,
   VM_NOT_FOUND: VmNotFoundError,
   UNSAFE_MOUNT: UnsafeMountError,
   MOUNTS_CHANGED: MountsChangedError,

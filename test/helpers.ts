@@ -1,4 +1,5 @@
 // Shared test wiring: a fresh app over a real SQLite file in its own temp dir, driven in-process.
+import type { TierAvailability } from "../runtime/isolation";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +17,12 @@ import { createClient } from "../sdk/index";
 
 export const TEST_TOKEN = "test-token-0123456789";
 export const TEST_HOST: HostLimits = { cpus: 4, memoryMib: 8192 };
+/** Every isolation tier "working", for tests of the settings and overrides alone (no VM is booted). */
+export const ALL_TIERS: TierAvailability = {
+  container: { available: true, reason: "test" },
+  gvisor: { available: true, reason: "test" },
+  microvm: { available: true, reason: "test" },
+};
 
 export function makeTempDir(prefix = "ss-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -34,6 +41,8 @@ export type TestAppOptions = {
   aptSources?: string;
   /** The roots intercepted upstreams are verified against (a test CA in tests); default: none trusted. */
   upstreamRoots?: readonly string[];
+  /** Which isolation tiers "work here"; default: the runtime's own tier only (none without a runtime). */
+  tiers?: TierAvailability;
 };
 
 /**
@@ -72,6 +81,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     caBundleDir: join(runtime?.stateDir ?? dataDir, "ca-bundles"),
     protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
     credentials: options.credentials,
+    tiers: options.tiers,
     doctor: () =>
       runDoctor({
         runtime: runtime

@@ -4,6 +4,7 @@
 // the supervisor runs: the session's root, its VM spec, and the command as one argument to `sh -c`, byte
 // for byte; it refuses (4xx) before anything runs anywhere. The routes only frame the stream.
 import type { VmSpec } from "../../runtime/driver";
+import type { IsolationChoice, TierResolution } from "../../runtime/isolation";
 import { GUEST_HOME, GUEST_PATH } from "../../runtime/guest-layout";
 import type { ExecCommand, ExecOutcome } from "../../workers/protocol";
 import { DomainError, NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
@@ -63,6 +64,8 @@ export type ExecServiceDeps = {
   sharedDirs: string[];
   /** Set when no runtime is usable: every command is refused with this reason. */
   runtimeUnavailable?: string;
+  /** The tier a session's isolation choice runs in here, or why none can (runtime/isolation.ts). */
+  placeIsolation: (choice: IsolationChoice) => TierResolution;
   /** The VMs' egress proxies, whose lifecycle this service owns (see ownEgressProxies). */
   egress: EgressProxies;
   /** VM removals close their egress proxies. */
@@ -108,7 +111,7 @@ function ownEgressProxies(egress: EgressProxies, events: EventBus): void {
 }
 
 export function createExecService(deps: ExecServiceDeps) {
-  const { sessions, sessionSandbox, settings, images, sharedDirs, runtimeUnavailable, egress: proxies, credentials, protectedDirs, caBundleFor, supervisor, metrics } = deps;
+  const { sessions, sessionSandbox, settings, images, sharedDirs, runtimeUnavailable, placeIsolation, egress: proxies, credentials, protectedDirs, caBundleFor, supervisor, metrics } = deps;
   const runs = createExecRuns(supervisor, deps.execHistory);
   ownEgressProxies(proxies, deps.events);
 
@@ -140,6 +143,9 @@ export function createExecService(deps: ExecServiceDeps) {
     const { mounts, roots } = mountsOf(pins, sharedDirs);
     // Without a cwd the command runs in the session's own directory.
     const cwd = checkCwd(body.cwd ?? sessions.require(sessionId).directory, roots);
+    // Never a weaker tier than the one asked for: a tier that stopped working here refuses the command.
+    const placement = placeIsolation(view.isolation.effective);
+    if (!placement.tier) throw new RuntimeFailedError(`the session's isolation cannot be met, so the command was not run: ${placement.reason}`);
     if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);
     const { execTimeoutMs, forwardGitCredentials, diskMib } = settings.get();
     const forwarding = credentials?.resolve(pins.top.path, forwardGitCredentials, view.secrets.effective) ?? { env: {}, proxyRules: [] };
@@ -164,6 +170,7 @@ export function createExecService(deps: ExecServiceDeps) {
       network: view.network.effective,
       ...(egress ? { egressSocket: proxies.socketPathFor(view.vmName) } : {}),
       trustDir: bundleFor(image),
+      isolation: placement.tier,
     };
     return {
       sessionId,

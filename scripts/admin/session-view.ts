@@ -1,4 +1,4 @@
-// How `sandbox`, `resources`, `network` and `images set` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
+// How `sandbox`, `resources`, `network`, `isolation` and `images set` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
 import type { SandboxClient } from "../../sdk/index";
 import { formatMib, isoOrNull, isoTime, timeCell } from "./format";
 import { renderPairs, type Output } from "./output";
@@ -17,6 +17,7 @@ export function sessionSandboxJson(state: SessionSandbox) {
     resources: { override: state.resources.override, effective: state.resources.effective },
     network: { override: state.network.override, effective: state.network.effective },
     image: { override: state.image.override, effective: state.image.effective },
+    isolation: { override: state.isolation.override, effective: state.isolation.effective },
     toggledAt: isoOrNull(state.toggledAt),
     vmName: state.vmName,
     lastStop: state.lastStop && { vmName: state.lastStop.vmName, status: state.lastStop.status, reason: state.lastStop.reason, at: isoTime(state.lastStop.at) },
@@ -38,6 +39,7 @@ export function sessionSandboxView(state: SessionSandbox, out: Output): string {
       ["MEMORY", `${formatMib(effective.memoryMib)} ${origin(override?.memoryMib)}`],
       ["NETWORK", `${describeNetwork(state.network.effective)} ${origin(state.network.override)}`],
       ["IMAGE", `${describeImageChoice(state.image.effective)} ${origin(state.image.override)}`],
+      ["ISOLATION", `${state.isolation.effective} ${origin(state.isolation.override)}`],
       ["VM", state.vmName],
       ["TOGGLED", timeCell(state.toggledAt, out)],
       ["LAST STOP", lastStop],

@@ -22,6 +22,7 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   admin("sandbox", "show a session's sandbox, or turn it on or off"),
   admin("resources", "show or set a root session's CPUs and memory"),
   admin("network", "show or set a root session's network policy"),
+  admin("isolation", "show or set a root session's isolation tier"),
   admin("images", "list, pull, choose and remove guest images"),
   admin("secrets", "the configured secrets, and a session's grants"),
   admin("ca", "the manager CA every VM trusts; rotate it"),

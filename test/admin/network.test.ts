@@ -28,6 +28,7 @@ describe("bun run network", () => {
       MEMORY     1G (default)
       NETWORK    none (default)
       IMAGE      builtin (default)
+      ISOLATION  auto (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -46,6 +47,7 @@ describe("bun run network", () => {
       MEMORY     1G (default)
       NETWORK    allowlist: api.github.com, *.example.com, loopback (session override)
       IMAGE      builtin (default)
+      ISOLATION  auto (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -60,7 +62,7 @@ describe("bun run network", () => {
   test("<session> none|all --json → the override and the effective policy", async () => {
     const all = parseJson<SandboxJson>(await m.run("network", ["ses_root", "all", "--json"]));
     expect(all.network).toEqual({ override: { mode: "all" }, effective: { mode: "all" } });
-    expect(Object.keys(all)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "toggledAt", "vmName", "lastStop"]);
+    expect(Object.keys(all)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "isolation", "toggledAt", "vmName", "lastStop"]);
     const none = parseJson<SandboxJson>(await m.run("network", ["ses_root", "none", "--json"]));
     expect(none.network).toEqual({ override: { mode: "none" }, effective: { mode: "none" } });
     expect((await m.run("network", ["ses_root"])).stdout).toContain("NETWORK    none (session override)\n");

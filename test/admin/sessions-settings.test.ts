@@ -139,6 +139,7 @@ describe("bun run sandbox", () => {
       MEMORY     1G (default)
       NETWORK    none (default)
       IMAGE      builtin (default)
+      ISOLATION  auto (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -156,6 +157,7 @@ describe("bun run sandbox", () => {
       MEMORY     1G (default)
       NETWORK    none (default)
       IMAGE      builtin (default)
+      ISOLATION  auto (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -
@@ -165,7 +167,7 @@ describe("bun run sandbox", () => {
     const on = parseJson<SandboxJson>(await m.run("sandbox", ["ses_root", "on", "--json"]));
     expect(on).toMatchObject({ sessionID: "ses_root", sandboxed: true, source: "explicit", serverEnabled: true, vmName: (await m.client.sandbox.get("ses_root")).vmName });
     expect(on.toggledAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(Object.keys(on)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "toggledAt", "vmName", "lastStop"]);
+    expect(Object.keys(on)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "isolation", "toggledAt", "vmName", "lastStop"]);
   });
 
   test("a child, an unknown session, a bad mode → the reason and the fix, exit 1 / 1 / 2", async () => {
@@ -189,6 +191,7 @@ describe("bun run resources", () => {
       MEMORY     512M (session override)
       NETWORK    none (default)
       IMAGE      builtin (default)
+      ISOLATION  auto (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { freeDiskMib } from "../../app/services/host-limits";
-import { makeTempDir, makeTestApp, snapshotDatabase, type TestApp } from "../helpers";
+import { ALL_TIERS, makeTempDir, makeTestApp, snapshotDatabase, type TestApp } from "../helpers";
 
 let t: TestApp;
 afterEach(() => t.cleanup());
@@ -54,12 +54,12 @@ describe("GET /api/settings/sandbox", () => {
 
 describe("PATCH /api/settings/sandbox", () => {
   test("each key → stored and read back; survives a reopen", async () => {
-    t = makeTestApp();
+    t = makeTestApp({ tiers: ALL_TIERS });
     const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512, image: { kind: "oci" as const, reference: "127.0.0.1:5000/team/node:22" }, isolation: "gvisor" as const };
     expect(await t.client.settings.patch(patch)).toEqual(patch);
     const dataDir = t.dataDir;
     t.db.close();
-    const reopened = makeTestApp({ dataDir });
+    const reopened = makeTestApp({ dataDir, tiers: ALL_TIERS });
     expect(await reopened.client.settings.get()).toEqual(patch);
     reopened.cleanup();
     rmSync(dataDir, { recursive: true, force: true });

@@ -16,6 +16,7 @@ type Sandbox = {
   resources: { override: { cpus: number | null; memoryMib: number | null } | null; effective: { cpus: number; memoryMib: number } };
   network: { effective: NetworkPolicy };
   image: { effective: ImageChoice };
+  isolation: { override: string | null; effective: string };
   vmName: string;
   lastStop: { status: string; reason: string | null; at: number } | null;
 };
@@ -88,6 +89,11 @@ function RootSandbox({ id, tick, vms }: { id: string; tick: number; vms: Vm[] })
         <dd>{network(s.network.effective)}</dd>
         <dt>Image</dt>
         <dd>{image(s.image.effective)}</dd>
+        <dt>Isolation</dt>
+        <dd>
+          {s.isolation.effective}
+          {s.isolation.override ? " (override)" : " (settings)"}
+        </dd>
         <dt>VM</dt>
         <dd>
           {s.vmName}: {vm ? vm.status : "no VM"}

@@ -7,8 +7,10 @@ import { ErrorText } from "../error-text";
 import { image, network, type ImageChoice, type NetworkPolicy } from "../format";
 import { useApi } from "../use-api";
 
-type Settings = Record<string, boolean | number | NetworkPolicy | ImageChoice>;
-type Kind = "boolean" | "integer" | "network" | "image";
+type Settings = Record<string, boolean | number | string | NetworkPolicy | ImageChoice>;
+type Kind = "boolean" | "integer" | "network" | "image" | "isolation";
+
+const ISOLATION_CHOICES = ["auto", "container", "gvisor", "microvm"];
 
 const SETTINGS: { key: string; label: string; kind: Kind; help: string }[] = [
   { key: "enabled", label: "Sandboxing enabled", kind: "boolean", help: "Off: every command runs on the host" },
@@ -22,6 +24,7 @@ const SETTINGS: { key: string; label: string; kind: Kind; help: string }[] = [
   { key: "forwardGitCredentials", label: "Forward git credentials", kind: "boolean", help: "Opt-in: SANDBOX_GIT_CREDENTIALS into sandboxes" },
   { key: "network", label: "Network policy", kind: "network", help: "none, all, or allowlist: a comma-separated list of domains and keywords" },
   { key: "image", label: "Guest image", kind: "image", help: "recipe: extra Debian packages, comma-separated; oci: an image reference" },
+  { key: "isolation", label: "Isolation tier", kind: "isolation", help: "auto: the strongest tier that works here; the overview lists which do" },
 ];
 
 export function SettingsPage({ tick }: PageProps) {
@@ -46,6 +49,7 @@ function readValue(kind: Kind, form: FormData): unknown {
   const text = String(form.get("value") ?? "").trim();
   if (kind === "boolean") return form.get("value") === "on";
   if (kind === "integer") return text === "" ? text : Number(text);
+  if (kind === "isolation") return String(form.get("value"));
   const mode = String(form.get("mode"));
   if (kind === "network") return mode === "allowlist" ? { mode, allow: list(text) } : { mode };
   return mode === "oci" ? { kind: "oci", reference: text } : { kind: "recipe", packages: list(text) };
@@ -77,6 +81,17 @@ function SettingFields({ settingKey, label, kind, help, value, defaultValue, onS
         <p class="field">
           <input id={id} name="value" type="checkbox" defaultChecked={value as boolean} aria-describedby={described} />
           <label for={id}>{label}</label>
+        </p>
+      ) : kind === "isolation" ? (
+        <p class="field">
+          <label for={id}>{label}</label>
+          <select id={id} name="value" defaultValue={String(value)} aria-describedby={described} aria-invalid={error ? "true" : undefined}>
+            {ISOLATION_CHOICES.map((choice) => (
+              <option key={choice} value={choice}>
+                {choice}
+              </option>
+            ))}
+          </select>
         </p>
       ) : kind === "integer" ? (
         <p class="field">
