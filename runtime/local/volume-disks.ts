@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { adoptDiskRoot, formatDisk, isMounted, mountDisk, resizeDisk, runTool, SpareDisks, unmountDisk, usedMib } from "./disk-image";
+import { GUEST_HOME } from "../guest-layout";
 import type { StatePaths } from "./state-paths";
 
 export class VolumeDisks {
@@ -44,7 +45,7 @@ export class VolumeDisks {
       if (toMib > fromMib) throw error;
       const files = used === undefined ? "its files" : `its ${used} MiB of files`;
       throw new Error(
-        `volume ${name} cannot shrink from ${fromMib} to ${toMib} MiB: ${files} do not fit (${(error as Error).message}); set diskMib back to ${fromMib}, delete files in /home/agent, then shrink`,
+        `volume ${name} cannot shrink from ${fromMib} to ${toMib} MiB: ${files} do not fit (${(error as Error).message}); set diskMib back to ${fromMib}, delete files in ${GUEST_HOME}, then shrink`,
       );
     }
   }
