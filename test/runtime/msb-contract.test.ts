@@ -1,0 +1,22 @@
+// Runs the RuntimeDriver contract suite against MsbDriver driving the stand-in msb, a FAKE msb binary
+// (test/runtime-msb/stand-in-msb.ts) whose guests are real local-runtime VMs: real microVMs cannot boot here.
+import { makeStandInMsb, type StandInMsb } from "../runtime-msb/stand-in-harness";
+import { runtimeContractSuite } from "./contract-suite";
+
+let standIn: StandInMsb | undefined;
+
+runtimeContractSuite("msb via the stand-in msb (a fake)", {
+  async setup() {
+    standIn = await makeStandInMsb();
+    return { driver: standIn.driver, image: standIn.rootfs };
+  },
+  async teardown() {
+    standIn?.cleanUp();
+  },
+  // msb's own rules, which the stand-in keeps (see stand-in-msb.ts and its recorded fixtures):
+  fractionalCpus: false,
+  execBootsStopped: true,
+  signalExitCode: 255,
+  // The driver's probe reads this host's KVM and replays msb doctor's real verdict: no microVM boots here.
+  probeProblemHere: /kvm_pvm|CPU virt/,
+});
