@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the embedded `local` runtime driver needs; quick no-op when they are present.
+# Installs the Debian packages the embedded `local` and `gvisor` runtime drivers need; quick no-op when they are present.
 set -euo pipefail
 
 # crun: OCI runtime that builds each VM; tini: PID 1 that reaps orphans (tini-static is bind-mounted into
@@ -7,8 +7,9 @@ set -euo pipefail
 # the hybrid-cgroup workaround and losetup; mount: mount/umount; e2fsprogs: mkfs.ext4, e2fsck and resize2fs
 # for the volumes' disk images; zstd is not needed (the rootfs is cached unpacked); skopeo and umoci: pull
 # OCI images from a registry (skopeo copies into an OCI layout, umoci unpacks the layers) when a setting or
-# session chooses one — neither runs anything from the image.
-packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci)
+# session chooses one — neither runs anything from the image. runsc: gVisor, the runtime of the `gvisor`
+# tier (runtime/gvisor/); gcc builds that tier's statx shim (runtime/gvisor/statx-shim.c).
+packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci runsc gcc)
 
 source "$(dirname "$0")/lib/apt-install.sh"
 ensure_debian_packages "runtime deps" "${packages[@]}"

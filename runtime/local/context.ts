@@ -1,6 +1,6 @@
 // Everything the driver's operations share, built once by createLocalDriver.
 import type { CgroupLayout } from "./cgroup-layout";
-import type { Crun } from "./crun";
+import type { OciRuntime } from "./oci-runtime";
 import type { StatePaths } from "./state-paths";
 import type { VmStore } from "./vm-store";
 import type { Volumes } from "./volumes";
@@ -9,7 +9,8 @@ export type DriverContext = {
   paths: StatePaths;
   store: VmStore;
   volumes: Volumes;
-  crun: Crun;
+  /** crun (local tier) or runsc (gvisor tier). */
+  runtime: OciRuntime;
   layout: CgroupLayout;
   pidsLimit: number;
   /** Host path of tini-static, bind-mounted as the VM's PID 1. */

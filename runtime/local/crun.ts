@@ -2,12 +2,33 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CgroupLayout } from "./cgroup-layout";
+import { GUEST_PROXY_PORT, type OciConfig } from "./oci-config";
+import type { OciRuntime, RuntimeVm } from "./oci-runtime";
+import { mountProblems } from "./verify-mounts";
 
 export type CrunOptions = { crunPath: string; unsharePath: string; crunRoot: string; layout: CgroupLayout };
 export type CrunResult = { exitCode: number; stdout: string; stderr: string };
 
-export class Crun {
+export class Crun implements OciRuntime {
+  readonly name = "crun";
   constructor(private readonly options: CrunOptions) {}
+
+  /** crun runs the bundle as the driver builds it. */
+  adaptConfig(config: OciConfig): OciConfig {
+    return config;
+  }
+
+  async prepareStart(): Promise<void> {}
+
+  async release(): Promise<void> {}
+
+  /** The container's PID 1 sees the guest's mounts; the guest's loopback is its network namespace's. */
+  async checkStarted(vm: RuntimeVm, pid: number): Promise<string[]> {
+    const problems = mountProblems(pid, vm.spec.mounts);
+    // The egress forwarder starts beside PID 1; a command run right after boot must find it listening.
+    if (problems.length === 0 && vm.spec.egressSocket) await waitForGuestListener(pid, GUEST_PROXY_PORT);
+    return problems;
+  }
 
   /** argv for `crun <args>` against this driver's own state root (so names never collide across drivers). */
   argv(args: string[]): string[] {
@@ -91,4 +112,23 @@ export function readLog(logFile: string): string {
     }
   }
   return messages.join("; ");
+}
+
+/** Polls the VM's own network namespace (via its PID 1's /proc/net/tcp) until 127.0.0.1:port listens. */
+async function waitForGuestListener(pid: number, port: number, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (tcpListening(readFileSync(`/proc/${pid}/net/tcp`, "utf8"), port)) return;
+    await Bun.sleep(10);
+  }
+  throw new Error(`the egress forwarder did not start listening on 127.0.0.1:${port} within ${timeoutMs} ms`);
+}
+
+/** Whether a /proc/net/tcp table has 127.0.0.1:port in LISTEN (column 2 is local_address, column 4 the state; 0A is LISTEN). */
+export function tcpListening(table: string, port: number): boolean {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return table.split("\n").some((line) => {
+    const fields = line.trim().split(/\s+/);
+    return fields[1] === local && fields[3] === "0A";
+  });
 }

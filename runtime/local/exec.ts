@@ -14,10 +14,11 @@ import type { DriverContext } from "./context";
 import { handEgressSocketToVm } from "./egress-socket";
 import { holdStartupOutput } from "./startup-hold";
 import { defaultEnv, guestProcess } from "./oci-config";
+import type { VmRecord } from "./vm-store";
 
 /** After the command exits, how long output still held open by its background children is read. */
 const DRAIN_AFTER_EXIT_MS = 100;
-/** How long a cancelled exec's crun may take to notice its process died before it is SIGKILLed too. */
+/** How long a cancelled exec's runtime process may take to notice its command died before it is SIGKILLed too. */
 const CANCEL_GRACE_MS = 5000;
 
 /** Copies a stream to the sink; `stop` ends it early (closing our end of the pipe). */
@@ -33,7 +34,62 @@ function pump(stream: ReadableStream<Uint8Array>, write: (chunk: Uint8Array) => 
   return { done, stop: () => void reader.cancel().catch(() => {}) };
 }
 
-function envList(extra: Record<string, string> | undefined): string[] {
+export type CancelReason = "timeout" | "abort";
+
+/**
+ * Watches the runtime process of one exec: on the request's timeout or abort (the first of them), `kill`
+ * ends the command's whole tree by `deadline`; past it the runtime process itself is SIGKILLed. `disarm`
+ * when the exec is over.
+ */
+export function superviseExec(
+  proc: { exited: Promise<number>; kill(signal: "SIGKILL"): void },
+  request: ExecRequest,
+  kill: (running: () => boolean, deadline: number) => Promise<void>,
+): { exitCode: Promise<number>; cancelReason: () => CancelReason | undefined; disarm: () => void } {
+  let exited = false;
+  const exitCode = proc.exited.finally(() => (exited = true));
+  let reason: CancelReason | undefined;
+  const cancel = async (why: CancelReason) => {
+    if (reason || exited) return;
+    reason = why;
+    await kill(() => !exited, performance.now() + CANCEL_GRACE_MS);
+    if (!exited) proc.kill("SIGKILL");
+  };
+  const timer = request.timeoutMs !== undefined ? setTimeout(() => void cancel("timeout"), request.timeoutMs) : undefined;
+  const onAbort = () => void cancel("abort");
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+  const disarm = () => {
+    clearTimeout(timer);
+    request.signal?.removeEventListener("abort", onAbort);
+  };
+  return { exitCode, cancelReason: () => reason, disarm };
+}
+
+/**
+ * Copies the runtime process's stdout and stderr to the sink until it exits, and its exit code. A background
+ * child still holding the output must not keep the exec open: past DRAIN_AFTER_EXIT_MS its output is dropped.
+ */
+export async function streamUntilExit(proc: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> }, exitCode: Promise<number>, sink: ExecSink): Promise<number> {
+  const pumps = [pump(proc.stdout, (c) => sink.stdout(c)), pump(proc.stderr, (c) => sink.stderr(c))];
+  const code = await exitCode;
+  await Promise.race([Promise.all(pumps.map((p) => p.done)), Bun.sleep(DRAIN_AFTER_EXIT_MS)]);
+  for (const p of pumps) p.stop();
+  return code;
+}
+
+/** The VM's record, once the VM runs, the request is well-formed and the VM's egress socket is its own. */
+export function readyToExec(ctx: DriverContext, name: string, request: ExecRequest): VmRecord {
+  const record = ctx.store.read(name);
+  if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
+  if (!ctx.store.livePid(name)) throw new RuntimeError("FAILED", `VM ${name} is not running; start it first`);
+  if (request.argv.length === 0) throw new RuntimeError("FAILED", "exec needs a non-empty argv");
+  if (!request.cwd.startsWith("/")) throw new RuntimeError("FAILED", `exec cwd must be absolute, got ${request.cwd}`);
+  if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
+  return record;
+}
+
+export function envList(extra: Record<string, string> | undefined): string[] {
   const env = new Map(defaultEnv().map((kv) => [kv.slice(0, kv.indexOf("=")), kv] as const));
   for (const [key, value] of Object.entries(extra ?? {})) env.set(key, `${key}=${value}`);
   return [...env.values()];
@@ -75,12 +131,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
 }
 
 async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
-  const record = ctx.store.read(name);
-  if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
-  if (!ctx.store.livePid(name)) throw new RuntimeError("FAILED", `VM ${name} is not running; start it first`);
-  if (request.argv.length === 0) throw new RuntimeError("FAILED", "exec needs a non-empty argv");
-  if (!request.cwd.startsWith("/")) throw new RuntimeError("FAILED", `exec cwd must be absolute, got ${request.cwd}`);
-  if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
+  const record = readyToExec(ctx, name, request);
 
   const id = randomBytes(6).toString("hex");
   const sub = `${EXEC_CGROUP_PREFIX}${id}`;
@@ -92,51 +143,35 @@ async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, 
   createSubCgroup(ctx.layout, record.cgroupPath, sub);
 
   const proc = Bun.spawn(
-    ctx.crun.argv(["--log", `file:${logFile}`, "--log-format", "json", "exec", "--process", processFile, "--cgroup", sub, ctx.paths.containerId(name)]),
+    ctx.runtime.argv(["--log", `file:${logFile}`, "--log-format", "json", "exec", "--process", processFile, "--cgroup", sub, ctx.paths.containerId(name)]),
     { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
   if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink });
-  let exited = false;
-  const exitCode = proc.exited.finally(() => (exited = true));
-  let cancelReason: "timeout" | "abort" | undefined;
-  const cancel = async (reason: "timeout" | "abort") => {
-    if (cancelReason || exited) return;
-    cancelReason = reason;
+  const { exitCode, cancelReason, disarm } = superviseExec(proc, request, async (running, deadline) => {
     // Repeat until crun returns: a kill can land before crun has moved the command into the cgroup.
-    const deadline = performance.now() + CANCEL_GRACE_MS;
-    while (!exited && performance.now() < deadline) {
+    while (running() && performance.now() < deadline) {
       await killCgroup(ctx.layout, subPath, 1000);
-      await Promise.race([exitCode, Bun.sleep(20)]);
+      if (running()) await Bun.sleep(20);
     }
-    if (!exited) proc.kill("SIGKILL");
-  };
-  const timer = request.timeoutMs !== undefined ? setTimeout(() => void cancel("timeout"), request.timeoutMs) : undefined;
-  const onAbort = () => void cancel("abort");
-  request.signal?.addEventListener("abort", onAbort, { once: true });
-  if (request.signal?.aborted) onAbort();
+  });
 
   const hold = holdStartupOutput(sink);
   try {
-    const pumps = [pump(proc.stdout, (c) => hold.sink.stdout(c)), pump(proc.stderr, (c) => hold.sink.stderr(c))];
-    const code = await exitCode;
-    // A background child still holding stdout must not keep this exec open; its later output is dropped.
-    await Promise.race([Promise.all(pumps.map((p) => p.done)), Bun.sleep(DRAIN_AFTER_EXIT_MS)]);
-    for (const p of pumps) p.stop();
+    const code = await streamUntilExit(proc, exitCode, hold.sink);
     const crunError = readLog(logFile);
-    if (crunError && !cancelReason && joinFailed(crunError)) {
+    if (crunError && !cancelReason() && joinFailed(crunError)) {
       hold.discard(); // crun's own complaint, printed before the command ran; the attempt is retried
       throw new JoinFailedError("FAILED", `exec in VM ${name} failed: ${crunError}`);
     }
     hold.release();
-    if (crunError && !cancelReason) {
+    if (crunError && !cancelReason()) {
       if (/executable file .* not found/.test(crunError)) return { exitCode: 127, timedOut: false, cancelled: false };
       throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${crunError}`);
     }
-    return { exitCode: code, timedOut: cancelReason === "timeout", cancelled: cancelReason === "abort" };
+    return { exitCode: code, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" };
   } finally {
     hold.release();
-    clearTimeout(timer);
-    request.signal?.removeEventListener("abort", onAbort);
+    disarm();
     rmSync(processFile, { force: true });
     rmSync(logFile, { force: true });
     // Keep the sub-cgroup while background processes of this exec live; drop empty ones of earlier execs.

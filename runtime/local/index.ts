@@ -1,13 +1,14 @@
 // The embedded `local` runtime driver: one crun container per VM, isolated by namespaces, an
 // unprivileged uid range, cgroups and seccomp. createLocalDriver wires the modules of this folder.
 import { chmodSync, existsSync, mkdirSync, readdirSync } from "node:fs";
-import { RuntimeError, type RuntimeDriver, type VmInfo } from "../driver";
+import { RuntimeError, type Capability, type ExecRequest, type ExecResult, type ExecSink, type RuntimeDriver, type VmInfo } from "../driver";
 import { ensureVm } from "../ensure";
 import { attestStoredSpec } from "./attest";
-import { detectCgroupLayout } from "./cgroup-layout";
+import { detectCgroupLayout, type CgroupLayout } from "./cgroup-layout";
 import type { DriverContext } from "./context";
 import { Crun } from "./crun";
 import { execInVm } from "./exec";
+import type { OciRuntime } from "./oci-runtime";
 import { openTerminal } from "./terminal";
 import { cleanUpIncomplete } from "./incomplete";
 import { createVm, removeVm, startVm, stopVm } from "./lifecycle";
@@ -38,23 +39,51 @@ export type LocalDriverOptions = {
   uidRegistryDir?: string;
 };
 
+/**
+ * What a tier built on this driver swaps in (runtime/gvisor/): the OCI runtime, its probe, how a command
+ * runs, whether it has terminals. createLocalDriver uses crun's (the `local` tier) when given none.
+ */
+export type OciTier = {
+  driverName: "local" | "gvisor";
+  runtime: OciRuntime;
+  probe(): Promise<Capability>;
+  /** Cheap liveness check of the runtime binary itself. */
+  ping(): Promise<boolean>;
+  exec(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult>;
+  terminal: boolean;
+};
+/** What the driver computes once and a tier builds on. */
+export type TierBase = { paths: StatePaths; layout: CgroupLayout | undefined; initPath: string };
+
+function crunTier(options: LocalDriverOptions, { paths, layout, initPath }: TierBase): OciTier {
+  const crunPath = Bun.which(options.crunPath ?? "crun");
+  const unsharePath = Bun.which("unshare");
+  const crun = new Crun({ crunPath: crunPath ?? "crun", unsharePath: unsharePath ?? "unshare", crunRoot: paths.crunRoot, layout: layout ?? { kind: "v1", hierarchies: new Map() } });
+  return {
+    driverName: "local",
+    runtime: crun,
+    probe: () => probeLocal({ crun, crunPath, initPath, unsharePath, layout, rootfsDir: options.rootfsDir }),
+    ping: async () => crunPath !== null && (await crun.version()) !== undefined,
+    exec: (ctx, name, request, sink) => execInVm(ctx, name, request, sink),
+    terminal: true,
+  };
+}
+
 export type LocalDriver = RuntimeDriver & {
   /** Where this driver keeps a VM's cgroup (same path in every hierarchy); for tests and diagnostics. */
   cgroupPath(name: string): string;
 };
 
-export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
+export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base: TierBase) => OciTier): LocalDriver {
   // 0711: the VMs' unprivileged host uids must traverse it to reach their root and volume, because
   // crun sets up mounts from inside the VM's user namespace; listing stays denied.
   mkdirSync(options.stateDir, { recursive: true });
   chmodSync(options.stateDir, 0o711);
   const paths = new StatePaths(options.stateDir, options.cgroupParent ?? "session-sandbox");
-  const crunPath = Bun.which(options.crunPath ?? "crun");
-  const unsharePath = Bun.which("unshare");
   const initPath = options.tiniPath ?? "/usr/bin/tini-static";
   const layout = detectCgroupLayout();
-  const crun = new Crun({ crunPath: crunPath ?? "crun", unsharePath: unsharePath ?? "unshare", crunRoot: paths.crunRoot, layout: layout ?? { kind: "v1", hierarchies: new Map() } });
-  const probe = () => probeLocal({ crun, crunPath, initPath, unsharePath, layout, rootfsDir: options.rootfsDir });
+  const tier = (makeTier ?? ((base) => crunTier(options, base)))({ paths, layout, initPath });
+  const probe = tier.probe;
 
   let ready: Promise<DriverContext> | undefined;
   /** Fails every VM operation with the probe's findings until the host has what the driver needs. */
@@ -63,7 +92,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       const blocking = capability.problems.filter((p) => !p.what.startsWith("root filesystem"));
       if (blocking.length > 0 || !layout) {
         ready = undefined;
-        throw new RuntimeError("UNAVAILABLE", `local runtime unavailable: ${blocking.map((p) => `${p.what} (fix: ${p.fix})`).join("; ")}`);
+        throw new RuntimeError("UNAVAILABLE", `${tier.driverName} runtime unavailable: ${blocking.map((p) => `${p.what} (fix: ${p.fix})`).join("; ")}`);
       }
       return {
         paths,
@@ -73,7 +102,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
           slots: options.uidSlots ?? 16384,
           registryDir: options.uidRegistryDir ?? DEFAULT_UID_REGISTRY_DIR,
         }),
-        crun,
+        runtime: tier.runtime,
         layout,
         pidsLimit: options.pidsLimit ?? 1024,
         initPath,
@@ -82,11 +111,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const store = new VmStore(paths);
 
   const driver: LocalDriver = {
-    name: "local",
+    name: tier.driverName,
     probe,
     ensure: (spec) => ensureVm(driver, spec),
     attest: attestStoredSpec,
-    ping: async () => crunPath !== null && (await crun.version()) !== undefined,
+    ping: tier.ping,
     create: async (spec, createOptions) => createVm(await context(), spec, createOptions),
     start: async (name) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
@@ -100,7 +129,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     },
     exec: async (name, request, sink) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
-      return execInVm(await context(), name, request, sink);
+      return tier.exec(await context(), name, request, sink);
     },
     openTerminal: (name, request, output) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
@@ -126,5 +155,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     },
     cgroupPath: (name) => paths.cgroupPath(name),
   };
+  // A runtime without terminals has no openTerminal, as the contract says (the API then refuses one).
+  if (!tier.terminal) delete driver.openTerminal;
   return driver;
 }

@@ -5,12 +5,16 @@ import { DEFAULT_DISK_MIB, RuntimeError, type CreateOptions, type VmInfo, type V
 import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup-tree";
 import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
-import { buildOciConfig, GUEST_PROXY_PORT } from "./oci-config";
+import { buildOciConfig } from "./oci-config";
+import type { RuntimeVm } from "./oci-runtime";
 import { trustMounts } from "./trust-mounts";
 import { validateSpec } from "./validate-spec";
-import { mountProblems } from "./verify-mounts";
 import { handEgressSocketToVm } from "./egress-socket";
-import { processStartTime } from "./vm-store";
+import { processStartTime, type VmRecord } from "./vm-store";
+
+function runtimeVm(ctx: DriverContext, name: string, record: VmRecord): RuntimeVm {
+  return { name, id: ctx.paths.containerId(name), spec: record.spec, hostUidBase: record.hostUidBase, cgroupPath: record.cgroupPath, bundleDir: ctx.paths.bundleDir(name) };
+}
 
 function failed(action: string, name: string, error: unknown): RuntimeError {
   if (error instanceof RuntimeError) return error;
@@ -39,7 +43,7 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
     const plan = planGuestRoot(spec.image, spec.mounts.map((m) => m.hostPath));
     materializeGuestRoot(plan, ctx.paths.guestRoot(spec.name), hostUidBase);
     const cgroupPath = ctx.paths.cgroupPath(spec.name);
-    const config = buildOciConfig({
+    const config = ctx.runtime.adaptConfig(buildOciConfig({
       spec,
       guestRoot: ctx.paths.guestRoot(spec.name),
       hostUidBase,
@@ -49,7 +53,7 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
       volumeData: ctx.paths.volumeData(spec.volume.name),
       imageMounts: imageMounts(plan, spec.image),
       trustMounts: trustMounts(spec, plan),
-    });
+    }), { name: spec.name, id: ctx.paths.containerId(spec.name), spec, hostUidBase, cgroupPath, bundleDir: ctx.paths.bundleDir(spec.name) });
     mkdirSync(ctx.paths.bundleDir(spec.name), { mode: 0o711 });
     writeFileSync(join(ctx.paths.bundleDir(spec.name), "config.json"), JSON.stringify(config, null, 1), { mode: 0o600 });
     const createdAt = Date.now();
@@ -93,35 +97,22 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     rmSync(pidFile, { force: true });
     await volumeMounted;
     if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
-    await ctx.crun.startDetached(ctx.paths.containerId(name), ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), "crun.log"));
+    const vm = runtimeVm(ctx, name, record);
+    await ctx.runtime.prepareStart(vm);
+    await ctx.runtime.startDetached(vm.id, ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), `${ctx.runtime.name}.log`));
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     const startTime = processStartTime(pid);
     if (!startTime) throw new Error(`VM exited right after it started (pid ${pid})`);
     ctx.store.setRunning(name, { pid, startTime });
     // Before any command runs: each session mount must be what the spec pinned (see verify-mounts.ts).
-    const problems = mountProblems(pid, record.spec.mounts);
+    const problems = await ctx.runtime.checkStarted(vm, pid);
     if (problems.length > 0) {
       await powerOff(ctx, name, record.cgroupPath);
       throw new RuntimeError("FAILED", `VM ${name} was stopped before any command ran, because its mounts are not what was pinned: ${problems.join("; ")}`);
     }
-    // The egress forwarder starts beside PID 1; a command run right after boot must find it listening.
-    if (record.spec.egressSocket) await waitForGuestListener(pid, GUEST_PROXY_PORT);
   } catch (error) {
     throw failed("start", name, error);
   }
-}
-
-/** Polls the VM's own network namespace (via its PID 1's /proc/net/tcp) until 127.0.0.1:port listens. */
-async function waitForGuestListener(pid: number, port: number, timeoutMs = 5_000): Promise<void> {
-  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const table = readFileSync(`/proc/${pid}/net/tcp`, "utf8");
-    // Column 2 is local_address, column 4 the state; 0A is LISTEN.
-    if (table.split("\n").some((line) => line.trim().split(/\s+/)[1] === local && line.trim().split(/\s+/)[3] === "0A")) return;
-    await Bun.sleep(10);
-  }
-  throw new Error(`the egress forwarder did not start listening on 127.0.0.1:${port} within ${timeoutMs} ms`);
 }
 
 /** Kills every process of the VM, removes its exec sub-cgroups, crun state and cgroups. */
@@ -131,7 +122,8 @@ async function powerOff(ctx: DriverContext, name: string, cgroupPath: string): P
   // Killing the whole cgroup tree (not just PID 1) also covers a VM whose crun state was lost.
   if (!(await killCgroup(layout, cgroupPath))) throw new Error(`processes of VM ${name} survived SIGKILL`);
   for (const sub of listSubCgroups(layout, cgroupPath)) removeCgroup(layout, `${cgroupPath}/${sub}`);
-  await ctx.crun.delete(ctx.paths.containerId(name));
+  await ctx.runtime.delete(ctx.paths.containerId(name));
+  await ctx.runtime.release({ name });
   // crun removes the VM's cgroups itself; this covers a delete of a container crun no longer knew.
   if (!vmCgroupGone(layout, cgroupPath) && !removeCgroup(layout, cgroupPath)) {
     throw new Error(`cgroup ${cgroupPath} of VM ${name} could not be removed`);

@@ -25,15 +25,25 @@ function versionAtLeast(version: string, major: number, minor: number): boolean 
 export async function probeLocal(input: ProbeInput): Promise<Capability> {
   const problems: Capability["problems"] = [];
   const deps = `sudo ${INSTALL_DEPS_SCRIPT}`;
-  if (process.getuid?.() !== 0) {
-    problems.push({ what: "not running as root (namespaces, cgroups and idmapped mounts need it)", fix: "run the manager as root" });
-  }
   let crunVersion: string | undefined;
   if (!input.crunPath) problems.push({ what: "crun is not installed", fix: deps });
   else {
     crunVersion = await input.crun.version();
     if (!crunVersion) problems.push({ what: `crun at ${input.crunPath} does not run`, fix: deps });
     else if (!versionAtLeast(crunVersion, 1, 8)) problems.push({ what: `crun ${crunVersion} is older than 1.8`, fix: "apt-get install -y 'crun>=1.8' (Debian 12 or newer)" });
+  }
+  problems.push(...hostProblems(input));
+  const { layout } = input;
+  const version = `local (crun ${crunVersion ?? "missing"}, ${layout ? describeLayout(layout) : "no cgroups"})`;
+  return { available: problems.length === 0, version, problems };
+}
+
+/** What every embedded tier (crun or runsc) needs of the host: root, init, cgroups, volumes' disks, user namespaces, the rootfs. */
+export function hostProblems(input: Pick<ProbeInput, "initPath" | "unsharePath" | "layout" | "rootfsDir">): Capability["problems"] {
+  const problems: Capability["problems"] = [];
+  const deps = `sudo ${INSTALL_DEPS_SCRIPT}`;
+  if (process.getuid?.() !== 0) {
+    problems.push({ what: "not running as root (namespaces, cgroups and idmapped mounts need it)", fix: "run the manager as root" });
   }
   if (!existsSync(input.initPath)) problems.push({ what: `tini-static missing at ${input.initPath}`, fix: deps });
   const { layout } = input;
@@ -63,8 +73,7 @@ export async function probeLocal(input: ProbeInput): Promise<Capability> {
   if (input.rootfsDir && !rootfsReady(input.rootfsDir)) {
     problems.push({ what: `root filesystem not built at ${input.rootfsDir}`, fix: `sudo ${BUILD_ROOTFS_SCRIPT}` });
   }
-  const version = `local (crun ${crunVersion ?? "missing"}, ${layout ? describeLayout(layout) : "no cgroups"})`;
-  return { available: problems.length === 0, version, problems };
+  return problems;
 }
 
 function readUserNamespaceLimit(): number | undefined {

@@ -1,4 +1,4 @@
-// The RuntimeDriver contract, written against the interface only so every driver (local, msb) runs it.
+// The RuntimeDriver contract, written against the interface only so every driver (local, gvisor, msb) runs it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { RuntimeError, type RuntimeDriver, type VmSpec } from "../../runtime/driver";
@@ -17,7 +17,19 @@ export type ContractTarget = {
   execBootsStopped?: true;
   /** msb: a guest command killed by a signal is reported as exit 255 (msb's -1), not 128+n. */
   signalExitCode?: number;
+  /**
+   * How the runtime meets a guest that exhausts its memory or process limit. "process" (default): the
+   * offending process gets the error (OOM kill, EAGAIN) and the VM goes on. "vm": the host kills the whole
+   * VM, which is then stopped with its volume and starts again (gvisor: the Sentry is the VM's one host
+   * process set). Either way the host stays within the limits.
+   */
+  exhaustion?: "process" | "vm";
+  /** The VM's CPU counters read on the host, for runtimes whose guest has no cgroup files to read them from. */
+  hostCpuStats?(name: string): CpuStats;
 };
+
+/** CPU time used, how often and how long the VM was throttled (µs). */
+export type CpuStats = { usageUs: number; nrThrottled: number; throttledUs: number };
 
 /** Live (non-zombie) processes' command lines; zombies are dead, only not yet reaped by the VM's init. */
 const LIVE_PROCESSES = "ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = \"\"; print substr($0, 2) }'";
@@ -235,36 +247,57 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       expect(await driver.list({ ...labels, team: "nobody" })).toEqual([]);
     });
 
-    test(`memory over the limit → OOM-killed, exit ${target.signalExitCode ?? 137}, VM still usable`, async () => {
-      const vm = await driver.create(spec({ memoryMib: 256 }));
-      const result = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (512 * 1024 * 1024); print('survived')"] });
-      expect(result.exitCode).toBe(target.signalExitCode ?? 137);
-      expect(result.stdout).not.toContain("survived");
-      const small = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (64 * 1024 * 1024); print('ok')"] });
-      expect(small.stdout).toBe("ok\n");
-    });
+    if (target.exhaustion === "vm") {
+      test("memory over the limit → the VM is killed (exit 137) and stopped, volume kept; it starts again", async () => {
+        const vm = await driver.create(spec({ memoryMib: 256 }));
+        await sh(driver, vm.name, "echo kept > ~/h");
+        const result = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (512 * 1024 * 1024); print('survived')"] });
+        expect(result.exitCode).toBe(137);
+        expect(result.stdout).not.toContain("survived");
+        expect((await driver.inspect(vm.name))?.status).toBe("stopped");
+        await driver.start(vm.name);
+        const small = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (64 * 1024 * 1024); print('ok')"] });
+        expect(small.stdout).toBe("ok\n");
+        expect((await sh(driver, vm.name, "cat ~/h")).stdout).toBe("kept\n");
+      });
+    } else {
+      test(`memory over the limit → OOM-killed, exit ${target.signalExitCode ?? 137}, VM still usable`, async () => {
+        const vm = await driver.create(spec({ memoryMib: 256 }));
+        const result = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (512 * 1024 * 1024); print('survived')"] });
+        expect(result.exitCode).toBe(target.signalExitCode ?? 137);
+        expect(result.stdout).not.toContain("survived");
+        const small = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (64 * 1024 * 1024); print('ok')"] });
+        expect(small.stdout).toBe("ok\n");
+      });
+    }
 
     test("CPU burner → throttled to the cpus quota (cgroup cpu.stat)", async () => {
       const cpus = target.fractionalCpus === false ? 1 : 0.5;
       const vm = await driver.create(spec({ cpus }));
       // Two busy loops want two CPUs for ~1 s; the quota allows half of one (or one, for whole CPUs).
-      const script = `${CPU_STATS}; s=$(date +%s%N)
-        for i in 1 2; do timeout 1 sh -c 'while :; do :; done' & done; wait
-        e=$(date +%s%N); ${CPU_STATS}; echo $(( (e - s) / 1000 ))`;
-      const lines = (await sh(driver, vm.name, script)).stdout.trim().split("\n");
-      const [before, after, wallLine] = lines;
-      const [usage0 = 0, throttled0 = 0] = (before ?? "").split(" ").map(Number);
-      const [usage1 = 0, throttled1 = 0, throttledUs = 0] = (after ?? "").split(" ").map(Number);
-      const wallUs = Number(wallLine);
-      expect(throttled1).toBeGreaterThan(throttled0);
-      expect(throttledUs).toBeGreaterThan(0);
+      const burn = "s=$(date +%s%N); for i in 1 2; do timeout 1 sh -c 'while :; do :; done' & done; wait; e=$(date +%s%N); echo $(( (e - s) / 1000 ))";
+      let before: CpuStats;
+      let after: CpuStats;
+      let wallUs: number;
+      if (target.hostCpuStats) {
+        before = target.hostCpuStats(vm.name);
+        wallUs = Number((await sh(driver, vm.name, burn)).stdout.trim());
+        after = target.hostCpuStats(vm.name);
+      } else {
+        const lines = (await sh(driver, vm.name, `${CPU_STATS}; ${burn}; ${CPU_STATS}`)).stdout.trim().split("\n");
+        const parse = (line = ""): CpuStats => {
+          const [usageUs = 0, nrThrottled = 0, throttledUs = 0] = line.split(" ").map(Number);
+          return { usageUs, nrThrottled, throttledUs };
+        };
+        [before, wallUs, after] = [parse(lines[0]), Number(lines[1]), parse(lines[2])];
+      }
+      expect(after.nrThrottled).toBeGreaterThan(before.nrThrottled);
+      expect(after.throttledUs).toBeGreaterThan(0);
       // Unthrottled this would be ~2.0 (two loops on a 2-CPU host); the quota caps it near cpus.
-      expect((usage1 - usage0) / wallUs).toBeLessThan(cpus * 1.3);
+      expect((after.usageUs - before.usageUs) / wallUs).toBeLessThan(cpus * 1.3);
     });
 
-    test("fork bomb → forks fail at the pids limit, the VM stays usable", async () => {
-      const vm = await driver.create(spec({ memoryMib: 1024 }));
-      const bomb = `import os, time
+    const bomb = `import os, time
 n = 0
 try:
     while n < 100000:
@@ -274,17 +307,30 @@ try:
 except OSError as e:
     print("stopped", n, e.errno, flush=True)
 time.sleep(600)`;
-      const abort = new AbortController();
-      const sink = captureSink((out) => out.includes("stopped") && abort.abort());
-      const result = await driver.exec(vm.name, { argv: ["python3", "-c", bomb], cwd: "/", signal: abort.signal, timeoutMs: 60_000 }, sink);
-      const [, count, errno] = /stopped (\d+) (\d+)/.exec(sink.text().stdout) ?? [];
-      expect(Number(count)).toBeGreaterThan(10);
-      expect(Number(count)).toBeLessThan(100000);
-      expect(errno).toBe("11"); // EAGAIN from the pids controller
-      expect(result.cancelled).toBe(true);
-      expect((await sh(driver, vm.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 600");
-      expect((await sh(driver, vm.name, "echo fine")).stdout).toBe("fine\n");
-    });
+    if (target.exhaustion === "vm") {
+      test("fork bomb → the VM is killed at its limits (exit 137) and stopped; it starts again", async () => {
+        const vm = await driver.create(spec({ memoryMib: 1024 }));
+        const result = await driver.exec(vm.name, { argv: ["python3", "-c", bomb], cwd: "/", timeoutMs: 120_000 }, captureSink());
+        expect(result).toMatchObject({ exitCode: 137, timedOut: false });
+        expect((await driver.inspect(vm.name))?.status).toBe("stopped");
+        await driver.start(vm.name);
+        expect((await sh(driver, vm.name, "echo fine")).stdout).toBe("fine\n");
+      }, 180_000);
+    } else {
+      test("fork bomb → forks fail at the pids limit, the VM stays usable", async () => {
+        const vm = await driver.create(spec({ memoryMib: 1024 }));
+        const abort = new AbortController();
+        const sink = captureSink((out) => out.includes("stopped") && abort.abort());
+        const result = await driver.exec(vm.name, { argv: ["python3", "-c", bomb], cwd: "/", signal: abort.signal, timeoutMs: 60_000 }, sink);
+        const [, count, errno] = /stopped (\d+) (\d+)/.exec(sink.text().stdout) ?? [];
+        expect(Number(count)).toBeGreaterThan(10);
+        expect(Number(count)).toBeLessThan(100000);
+        expect(errno).toBe("11"); // EAGAIN from the pids controller
+        expect(result.cancelled).toBe(true);
+        expect((await sh(driver, vm.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 600");
+        expect((await sh(driver, vm.name, "echo fine")).stdout).toBe("fine\n");
+      });
+    }
 
     test("timeout → kills the exec's whole tree; another exec's background process survives", async () => {
       const vm = await driver.create(spec());

@@ -4,28 +4,31 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmdir
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
-import { createLocalDriver, ensureRootfs, type LocalDriver } from "../../runtime/local/index";
+import { createLocalDriver, ensureRootfs, type LocalDriver, type LocalDriverOptions } from "../../runtime/local/index";
 import { loopDevices } from "../../runtime/local/disk-image";
 import { INSTALL_DEPS_SCRIPT } from "../../runtime/local/rootfs";
 import { DEFAULT_UID_REGISTRY_DIR, UidRegistry } from "../../runtime/local/uid-registry";
 
 export type LocalFixture = { driver: LocalDriver; image: string; stateDir: string; cgroupParent: string };
 
-/** A fresh machine (CI) has neither crun nor the rootfs: install and build them here (cached after). */
+/** A fresh machine (CI) has neither crun (nor runsc) nor the rootfs: install and build them here (cached after). */
 export async function prepareLocalRuntime(): Promise<string> {
-  if (!Bun.which("crun") || !existsSync("/usr/bin/tini-static")) {
+  if (!Bun.which("crun") || !Bun.which("runsc") || !existsSync("/usr/bin/tini-static")) {
     const code = await Bun.spawn(["bash", INSTALL_DEPS_SCRIPT], { stdout: "inherit", stderr: "inherit" }).exited;
     if (code !== 0) throw new Error(`${INSTALL_DEPS_SCRIPT} failed with exit ${code}`);
   }
   return ensureRootfs();
 }
 
-export async function makeLocalFixture(): Promise<LocalFixture> {
+/** A driver built on the local driver's modules: the local tier itself, or the gvisor tier (gvisor-target.ts). */
+export type EmbeddedDriverFactory = (options: LocalDriverOptions) => LocalDriver;
+
+export async function makeLocalFixture(create: EmbeddedDriverFactory = createLocalDriver): Promise<LocalFixture> {
   const image = await prepareLocalRuntime();
   const stateDir = mkdtempSync(join(tmpdir(), "ss-local-state-"));
   // A parent of our own so leak checks can list exactly what this fixture created.
   const cgroupParent = `session-sandbox-test-${stateDir.slice(-6)}`;
-  return { driver: createLocalDriver({ stateDir, rootfsDir: image, cgroupParent }), image, stateDir, cgroupParent };
+  return { driver: create({ stateDir, rootfsDir: image, cgroupParent }), image, stateDir, cgroupParent };
 }
 
 /** The VM cgroups still present under the fixture's parent, in any hierarchy. */

@@ -1,0 +1,108 @@
+// Runs one command in a running gVisor VM (`runsc exec --process`): streamed output, exit code, and on
+// timeout or abort the kill of the exec's whole tree (process-tree.ts), which runsc kill delivers by pid.
+//
+// Resource exhaustion differs from the local tier: the Sentry is one host process set inside the VM's
+// cgroup, so a guest that runs it out of memory or pids gets the whole VM killed by the host kernel (the
+// host stays within the limits either way). The command then ends with 137 and a line on stderr saying
+// why; the VM is stopped, with its volume, and the next command boots it again.
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
+import type { DriverContext } from "../local/context";
+import { readLog } from "../local/crun";
+import { envList, readyToExec, streamUntilExit, superviseExec } from "../local/exec";
+import { guestProcess } from "../local/oci-config";
+import { holdStartupOutput } from "../local/startup-hold";
+import { PRELOAD_ENV } from "./gvisor-config";
+import { execTree, parseStatLines } from "./process-tree";
+import { runscId } from "./runsc";
+
+const SANDBOX_DEATH_WAIT_MS = 3000;
+const KILLED = 137;
+const NOT_FOUND = 127;
+
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!check() && performance.now() < deadline) await Bun.sleep(20);
+}
+
+/** The guest environment with the statx shim preloaded ahead of any LD_PRELOAD the caller gives. */
+function gvisorEnv(extra: Record<string, string> | undefined): string[] {
+  const env = envList(extra);
+  const index = env.findIndex((kv) => kv.startsWith("LD_PRELOAD="));
+  if (index < 0) return [...env, PRELOAD_ENV];
+  env[index] = `${PRELOAD_ENV}:${env[index]!.slice("LD_PRELOAD=".length)}`;
+  return env;
+}
+
+/** The guest's process table, read by a short exec of its own (a session of its own: never in the tree). */
+async function guestProcesses(ctx: DriverContext, id: string): Promise<ReturnType<typeof parseStatLines>> {
+  const script = "for f in /proc/[0-9]*/stat; do read -r line < \"$f\" && echo \"$line\"; done 2>/dev/null";
+  const proc = Bun.spawn(ctx.runtime.argv(["exec", id, "/bin/sh", "-c", script]), { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+  const [text] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  return parseStatLines(text);
+}
+
+/** SIGKILLs the exec's tree until none of it is left (a process with SIGKILL pending cannot fork). */
+async function killExecTree(ctx: DriverContext, id: string, rootPid: number, stillRunning: () => boolean, deadline: number): Promise<void> {
+  while (stillRunning() && performance.now() < deadline) {
+    const members = execTree(await guestProcesses(ctx, id), rootPid);
+    if (members.length === 0) return;
+    // Members first and the root last, so nothing is orphaned out of the tree between two kills.
+    const ordered = [...members.filter((pid) => pid !== rootPid), rootPid];
+    await Promise.all(ordered.map((pid) => Bun.spawn(ctx.runtime.argv(["kill", "--pid", String(pid), id, "KILL"]), { stdout: "ignore", stderr: "ignore" }).exited));
+  }
+}
+
+export async function execInSandbox(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+  readyToExec(ctx, name, request);
+
+  const id = runscId(ctx.paths.containerId(name));
+  const execId = randomBytes(6).toString("hex");
+  const processFile = join(ctx.paths.execDir(name), `${execId}.json`);
+  const pidFile = join(ctx.paths.execDir(name), `${execId}.pid`);
+  const logFile = join(ctx.paths.execDir(name), `${execId}.log`);
+  writeFileSync(processFile, JSON.stringify(guestProcess(request.argv, request.cwd, gvisorEnv(request.env))), { mode: 0o600 });
+  const proc = Bun.spawn(
+    ctx.runtime.argv(["--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
+    { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+  );
+  const { exitCode, cancelReason, disarm } = superviseExec(proc, request, async (running, deadline) => {
+    // The command's guest pid is known once runsc has started it.
+    while (running() && !existsSync(pidFile) && performance.now() < deadline) await Bun.sleep(10);
+    const rootPid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : undefined;
+    if (rootPid) await killExecTree(ctx, id, rootPid, running, deadline);
+    while (running() && performance.now() < deadline) await Bun.sleep(10);
+  });
+
+  // runsc prints its own failures (e.g. a program not found) on the command's stderr: held until the command surely ran.
+  const hold = holdStartupOutput(sink);
+  try {
+    const code = await streamUntilExit(proc, exitCode, hold.sink);
+    const runscError = readLog(logFile);
+    const started = existsSync(pidFile);
+    if (!started && !cancelReason() && /error finding executable|no such file or directory/i.test(runscError)) {
+      hold.discard();
+      return { exitCode: NOT_FOUND, timedOut: false, cancelled: false };
+    }
+    // runsc exec fails (128) when the sandbox dies under it; the host kernel may take a moment to finish it.
+    if (code === 128 && runscError && !cancelReason()) await waitUntil(() => !ctx.store.livePid(name), SANDBOX_DEATH_WAIT_MS);
+    if (!ctx.store.livePid(name)) {
+      // The whole VM died under the command: the host killed the Sentry at the VM's memory or pids limit.
+      hold.release();
+      sink.stderr(new TextEncoder().encode(`session-sandbox: VM ${name} was stopped: it reached its memory or process limit (a gVisor VM stops as a whole); its volume is kept and the next command starts it again\n`));
+      return { exitCode: KILLED, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" };
+    }
+    if (!started && !cancelReason() && code !== 0) {
+      hold.discard();
+      throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${runscError || `runsc exit ${code}`}`);
+    }
+    hold.release();
+    return { exitCode: code, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" };
+  } finally {
+    hold.release();
+    disarm();
+    for (const file of [processFile, pidFile, logFile]) rmSync(file, { force: true });
+  }
+}

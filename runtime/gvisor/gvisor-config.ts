@@ -1,0 +1,83 @@
+// The local driver's OCI config, changed only where runsc 0.0~20221219 needs it: the same mounts, limits,
+// user namespace and init. What changes, and why:
+// - idmapped mounts (image directories, repositories) and every session mount's flags: runsc rejects the
+//   `idmap` option and applies no flags to binds, so these become host mounts prepared before each boot
+//   (host-mounts.ts), carried here as an annotation and bound from under the state dir;
+// - seccomp: runsc applies an OCI filter only to the container's init, never to `runsc exec` processes,
+//   so it is dropped: gVisor's Sentry, a kernel in user space, is what stands between the guest and the
+//   host's system calls (and it runs under runsc's own seccomp filter);
+// - the inotify hook: gVisor implements inotify itself, with its own limits;
+// - the statx shim is mounted and preloaded (statx-shim.c);
+// - pids: with the ptrace platform each guest process costs the host a stub process and its threads, so
+//   the host cgroup's limit is scaled to keep the guest's process budget near the local tier's.
+import { join } from "node:path";
+import type { VmSpec } from "../driver";
+import type { OciConfig, OciMount } from "../local/oci-config";
+import type { RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
+import { UIDS_PER_VM } from "../local/volumes";
+import type { HostMount } from "./host-mounts";
+import { GUEST_STATX_SHIM } from "./statx-shim";
+
+/** Where host-mounts.ts finds what to attach: the annotation holds the HostMount list as JSON. */
+export const HOST_MOUNTS_ANNOTATION = "dev.session-sandbox.host-mounts";
+/** Host tasks per guest process under the ptrace platform (measured: ~150 guest sleeps took ~620 host pids). */
+export const HOST_TASKS_PER_GUEST_PROCESS = 4;
+
+export const PRELOAD_ENV = `LD_PRELOAD=${GUEST_STATX_SHIM}`;
+
+/** The host directory of a VM's prepared mounts. */
+export function hostMountsDir(stateDir: string, name: string): string {
+  return join(stateDir, "gvisor-mounts", name);
+}
+
+const withoutIdmapAndRecursiveFlags = (options: string[] = []) =>
+  options.filter((o) => !o.startsWith("idmap") && o !== "rnosuid" && o !== "rnodev");
+
+function sessionMountFor(spec: VmSpec, destination: string) {
+  return spec.mounts.find((m) => m.hostPath === destination);
+}
+
+export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir: string; shimPath: string }): RuntimeConfig {
+  const dir = hostMountsDir(input.stateDir, vm.name);
+  const hostMounts: HostMount[] = [];
+  const rootMap = `0 ${vm.hostUidBase} ${UIDS_PER_VM}`;
+  const mounts: OciMount[] = config.mounts.map((mount, index) => {
+    const options = mount.options ?? [];
+    const session = mount.type === "bind" ? sessionMountFor(vm.spec, mount.destination) : undefined;
+    if (options.includes("idmap") && !session) {
+      // An image directory: shown read-only with host root's files as the guest's root, as crun's idmap does.
+      const target = join(dir, `image-${index}`);
+      hostMounts.push({ source: mount.source, target, kind: "dir", readOnly: true, recursive: true, uidMap: rootMap, gidMap: rootMap });
+      return { ...mount, source: target, options: ["rbind", "ro"] };
+    }
+    if (session) {
+      const target = join(dir, `mount-${index}`);
+      const idmap = options.find((o) => o.startsWith("idmap="));
+      // crun's `idmap=uids=OWNER-BASE-1;gids=GROUP-BASE-1`, as uid_map/gid_map lines.
+      const [uids, gids] = (idmap?.slice("idmap=".length).split(";") ?? []).map((part) => part.split("=")[1]!.split("-").join(" "));
+      const kind = session.kind === "file" ? "file" : "dir";
+      hostMounts.push({ source: mount.source, target, kind, readOnly: !!session.readOnly, recursive: false, uidMap: uids, gidMap: gids });
+      return { ...mount, source: target, options: ["bind", session.readOnly ? "ro" : "rw"] };
+    }
+    return { ...mount, options: withoutIdmapAndRecursiveFlags(options) };
+  });
+  mounts.push({ destination: GUEST_STATX_SHIM, type: "bind", source: input.shimPath, options: ["bind", "ro"] });
+  const { seccomp: _seccomp, ...linux } = config.linux;
+  const { hooks: _hooks, ...rest } = config;
+  return {
+    ...rest,
+    mounts,
+    annotations: { [HOST_MOUNTS_ANNOTATION]: JSON.stringify(hostMounts) },
+    process: { ...config.process, env: [...config.process.env, PRELOAD_ENV] },
+    linux: {
+      ...linux,
+      resources: { ...linux.resources, pids: { limit: linux.resources.pids.limit * HOST_TASKS_PER_GUEST_PROCESS } },
+    },
+  };
+}
+
+/** The prepared mounts a bundle's config asks for. */
+export function hostMountsOf(config: Pick<RuntimeConfig, "annotations">): HostMount[] {
+  const text = config.annotations[HOST_MOUNTS_ANNOTATION];
+  return text ? (JSON.parse(text) as HostMount[]) : [];
+}

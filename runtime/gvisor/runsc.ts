@@ -1,0 +1,139 @@
+// Runs the runsc CLI (gVisor) for the gvisor tier: one private state root per driver, the ptrace platform
+// (no usable KVM here), no network but the Sentry's own loopback, and host Unix sockets openable through
+// binds (the egress proxy's socket, nothing else is bound). Errors come from runsc's JSON log.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { cgroupDirs, type CgroupLayout } from "../local/cgroup-layout";
+import { readLog, tcpListening } from "../local/crun";
+import { GUEST_PROXY_PORT, type OciConfig } from "../local/oci-config";
+import type { OciRuntime, RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
+import { mountProblems } from "../local/verify-mounts";
+import { gvisorConfig, hostMountsDir, hostMountsOf } from "./gvisor-config";
+import { attachHostMounts, releaseHostMounts } from "./host-mounts";
+
+export type RunscOptions = { runscPath: string; runscRoot: string; stateDir: string; layout: CgroupLayout | undefined; shimPath: () => string };
+export type RunscResult = { exitCode: number; stdout: string; stderr: string };
+
+/**
+ * runsc resolves a container id by prefix and refuses an ambiguous one (VM `ct-2` beside `ct-21`), so its
+ * ids end in "+", which VM names cannot hold: no id is then a prefix of another.
+ */
+export function runscId(containerId: string): string {
+  return `${containerId}+`;
+}
+
+/** Flags every runsc command of this driver shares (runsc keeps them with the sandbox's state too). */
+const GLOBAL_FLAGS = ["--platform=ptrace", "--network=none", "--host-uds=open"];
+
+export class Runsc implements OciRuntime {
+  readonly name = "runsc";
+  constructor(private readonly options: RunscOptions) {}
+
+  argv(args: string[]): string[] {
+    return [this.options.runscPath, "--root", this.options.runscRoot, ...GLOBAL_FLAGS, ...args];
+  }
+
+  async run(args: string[]): Promise<RunscResult> {
+    const proc = Bun.spawn(this.argv(args), { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { exitCode, stdout, stderr };
+  }
+
+  adaptConfig(config: OciConfig, vm: RuntimeVm): RuntimeConfig {
+    return gvisorConfig(config, vm, { stateDir: this.options.stateDir, shimPath: this.options.shimPath() });
+  }
+
+  async prepareStart(vm: RuntimeVm): Promise<void> {
+    const config = JSON.parse(readFileSync(join(vm.bundleDir, "config.json"), "utf8")) as RuntimeConfig;
+    await attachHostMounts(hostMountsDir(this.options.stateDir, vm.name), hostMountsOf(config));
+  }
+
+  async release(vm: Pick<RuntimeVm, "name">): Promise<void> {
+    releaseHostMounts(hostMountsDir(this.options.stateDir, vm.name));
+  }
+
+  /**
+   * `runsc run --detach`; the pid file gets the sandbox (Sentry) process. Like crun, runsc hands its stdio
+   * to the container's init, so it gets /dev/null and reports through --log.
+   */
+  async startDetached(id: string, bundleDir: string, pidFile: string, logFile: string): Promise<void> {
+    rmSync(logFile, { force: true });
+    mkdirSync(this.options.runscRoot, { recursive: true, mode: 0o700 });
+    const argv = this.argv(["--log", logFile, "--log-format", "json", "run", "--detach", "--bundle", bundleDir, "--pid-file", pidFile, runscId(id)]);
+    const exitCode = await Bun.spawn(argv, { stdin: "ignore", stdout: "ignore", stderr: "ignore" }).exited;
+    if (exitCode !== 0) throw new Error(`runsc run failed (exit ${exitCode}): ${readLog(logFile) || "no message"}`);
+  }
+
+  /**
+   * The guest's mounts are set up by runsc's gofer, in its own mount namespace, at the guest's paths:
+   * verify-mounts.ts checks them there (source, flags, pinned inode). The gofer is found among the
+   * processes of the VM's cgroup, which the guest cannot add to.
+   */
+  async checkStarted(vm: RuntimeVm, pid: number): Promise<string[]> {
+    if (vm.spec.mounts.length > 0) {
+      const gofer = this.goferPid(vm.cgroupPath, pid);
+      if (gofer === undefined) return [`the gofer of VM ${vm.name} was not found in its cgroup`];
+      const problems = mountProblems(gofer, vm.spec.mounts);
+      if (problems.length > 0) return problems;
+    }
+    if (vm.spec.egressSocket) await this.waitForGuestListener(runscId(vm.id), GUEST_PROXY_PORT);
+    return [];
+  }
+
+  private goferPid(cgroupPath: string, sandboxPid: number): number | undefined {
+    const { layout } = this.options;
+    if (!layout) return undefined;
+    for (const dir of cgroupDirs(layout, cgroupPath)) {
+      let pids: number[];
+      try {
+        pids = readFileSync(`${dir}/cgroup.procs`, "utf8").split("\n").filter(Boolean).map(Number);
+      } catch {
+        continue;
+      }
+      for (const pid of pids) {
+        if (pid === sandboxPid) continue;
+        try {
+          if (readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("runsc-gofer\0")) return pid;
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** The guest's loopback lives in the Sentry's network stack, invisible from the host: ask the guest's /proc. */
+  private async waitForGuestListener(id: string, port: number, timeoutMs = 5_000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (performance.now() < deadline) {
+      const { exitCode, stdout } = await this.run(["exec", id, "cat", "/proc/net/tcp"]);
+      if (exitCode === 0 && tcpListening(stdout, port)) return;
+      await Bun.sleep(10);
+    }
+    throw new Error(`the egress forwarder did not start listening on 127.0.0.1:${port} within ${timeoutMs} ms`);
+  }
+
+  /**
+   * `delete --force` kills what is left and removes runsc's state (`<root>/<id>_sandbox:<id>.state` and
+   * its lock). Without such files there is nothing to delete and the spawn is skipped.
+   */
+  async delete(containerId: string): Promise<void> {
+    const id = runscId(containerId);
+    const root = this.options.runscRoot;
+    if (!existsSync(root) || !readdirSync(root).some((f) => f.startsWith(`${id}_sandbox:`))) return;
+    const { exitCode, stderr } = await this.run(["delete", "--force", id]);
+    if (exitCode !== 0 && !/does not exist|not found/i.test(stderr)) throw new Error(`runsc delete ${id} failed (exit ${exitCode}): ${stderr.trim()}`);
+    // A container whose sandbox died leaves files runsc delete does not always remove.
+    for (const file of readdirSync(root).filter((f) => f.startsWith(`${id}_sandbox:`))) rmSync(join(root, file), { force: true });
+  }
+
+  async version(): Promise<string | undefined> {
+    try {
+      const proc = Bun.spawn([this.options.runscPath, "--version"], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+      const [stdout, exitCode] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      return exitCode === 0 ? /runsc version (\S+)/.exec(stdout)?.[1] : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,36 @@
+// The OCI runtime the embedded driver runs its bundles under: crun (the `local` tier, crun.ts) or runsc
+// (the `gvisor` tier, runtime/gvisor/runsc.ts). Everything else — bundle, guest root, volumes, cgroups,
+// VM records, recovery — is the same code for both; only what is below differs.
+import type { VmSpec } from "../driver";
+import type { OciConfig } from "./oci-config";
+
+/** The VM a runtime step is about: its name and container id, spec, uid block, cgroup and bundle. */
+export type RuntimeVm = { name: string; id: string; spec: VmSpec; hostUidBase: number; cgroupPath: string; bundleDir: string };
+
+/** A config.json as a runtime runs it: the driver's, where a runtime may drop what it does not apply (runsc: seccomp, hooks). */
+export type RuntimeConfig = Omit<OciConfig, "hooks" | "linux"> & {
+  hooks?: OciConfig["hooks"];
+  linux: Omit<OciConfig["linux"], "seccomp"> & { seccomp?: OciConfig["linux"]["seccomp"] };
+};
+
+export interface OciRuntime {
+  readonly name: "crun" | "runsc";
+  /** argv for `<runtime> <args>` against this driver's own state root (so ids never collide across drivers). */
+  argv(args: string[]): string[];
+  version(): Promise<string | undefined>;
+  /** The config.json this runtime runs, from the one the driver builds (crun: unchanged). */
+  adaptConfig(config: OciConfig, vm: RuntimeVm): RuntimeConfig;
+  /** Host-side preparation each boot needs before `startDetached` (runsc: the repository's idmapped mounts). */
+  prepareStart(vm: RuntimeVm): Promise<void>;
+  /** Creates and starts the container detached; its host PID (what `livePid` watches) goes to `pidFile`. */
+  startDetached(id: string, bundleDir: string, pidFile: string, logFile: string): Promise<void>;
+  /**
+   * After start, before any command runs: every problem with the session mounts (verify-mounts.ts), and,
+   * with egress, a wait until the guest's forwarder listens. A non-empty answer stops the VM.
+   */
+  checkStarted(vm: RuntimeVm, pid: number): Promise<string[]>;
+  /** Removes the runtime's own state of a container whose processes are dead or dying; a missing one is fine. */
+  delete(id: string): Promise<void>;
+  /** Host-side resources of a VM to release once all its processes are gone (runsc: the idmapped mounts). */
+  release(vm: Pick<RuntimeVm, "name">): Promise<void>;
+}

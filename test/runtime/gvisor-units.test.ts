@@ -1,0 +1,73 @@
+// Pure parts of the gvisor tier: which guest processes an exec owns, and the config changes for runsc.
+import { describe, expect, test } from "bun:test";
+import { gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS, PRELOAD_ENV } from "../../runtime/gvisor/gvisor-config";
+import { execTree, parseStatLines } from "../../runtime/gvisor/process-tree";
+import { runscId } from "../../runtime/gvisor/runsc";
+import { GUEST_STATX_SHIM } from "../../runtime/gvisor/statx-shim";
+import type { OciConfig } from "../../runtime/local/oci-config";
+
+const stat = (pid: number, comm: string, ppid: number, pgid: number, sid: number) => `${pid} (${comm}) S ${ppid} ${pgid} ${sid} 0 0 0`;
+
+describe("gvisor exec tree", () => {
+  test("parse → comm with spaces and parentheses does not shift the fields", () => {
+    expect(parseStatLines(`${stat(7, "a b) (c", 3, 3, 3)}\ngarbage\n`)).toEqual([{ pid: 7, ppid: 3, pgid: 3, sid: 3 }]);
+  });
+
+  test("tree → children, setsid'd children, orphans of the group; never init or another exec", () => {
+    const table = parseStatLines([
+      stat(1, "vm-init", 0, 1, 1),
+      stat(2, "sleep", 1, 1, 1), // init's own
+      stat(10, "sh", 0, 10, 10), // another exec, with a background child
+      stat(11, "sleep", 10, 10, 10),
+      stat(20, "sh", 0, 20, 20), // this exec
+      stat(21, "sleep", 20, 20, 20), // a child
+      stat(22, "setsid", 20, 22, 22), // setsid'd, parent still the exec
+      stat(23, "sleep", 22, 22, 22), // its child in the new session
+      stat(24, "sleep", 1, 20, 20), // a double-forked orphan, re-parented to init
+      stat(25, "daemon", 1, 25, 25), // a full daemon: left its session and orphaned (not caught)
+    ].join("\n"));
+    expect(execTree(table, 20).sort((a, b) => a - b)).toEqual([20, 21, 22, 23, 24]);
+  });
+
+  test("ids → none a prefix of another (runsc resolves ids by prefix)", () => {
+    expect(runscId("ct-2").startsWith(runscId("ct-21"))).toBe(false);
+    expect(runscId("ct-21").startsWith(runscId("ct-2"))).toBe(false);
+  });
+});
+
+describe("gvisor config", () => {
+  const config = {
+    process: { env: ["PATH=/bin"] },
+    annotations: { "run.oci.seccomp_bpf_data": "x" },
+    hooks: { createContainer: [] },
+    mounts: [
+      { destination: "/usr", type: "bind", source: "/img/usr", options: ["rbind", "ro", "nosuid", "nodev", "idmap"] },
+      { destination: "/home/agent", type: "bind", source: "/state/volumes/v/data", options: ["rbind", "rw", "nosuid", "nodev", "rnosuid", "rnodev"] },
+      { destination: "/work/repo", type: "bind", source: "/work/repo", options: ["bind", "rw", "nosuid", "nodev", "rnosuid", "rnodev", "idmap=uids=1000-65536-1;gids=1001-65536-1"] },
+      { destination: "/work/repo/.git/HEAD", type: "bind", source: "/work/repo/.git/HEAD", options: ["bind", "ro", "nosuid", "nodev"] },
+    ],
+    linux: { seccomp: {}, resources: { pids: { limit: 1024 } } },
+  } as unknown as OciConfig;
+  const spec = { mounts: [{ hostPath: "/work/repo" }, { hostPath: "/work/repo/.git/HEAD", kind: "file" as const, readOnly: true }] };
+  const vm = { name: "vm1", id: "vm1", spec: spec as never, hostUidBase: 65536, cgroupPath: "/x", bundleDir: "/b" };
+  const out = gvisorConfig(config, vm, { stateDir: "/state", shimPath: "/state/gvisor/shim.so" });
+
+  test("idmapped and session mounts → prepared on the host with crun's id maps, bound from the state dir", () => {
+    expect(hostMountsOf(out)).toEqual([
+      { source: "/img/usr", target: "/state/gvisor-mounts/vm1/image-0", kind: "dir", readOnly: true, recursive: true, uidMap: "0 65536 65536", gidMap: "0 65536 65536" },
+      { source: "/work/repo", target: "/state/gvisor-mounts/vm1/mount-2", kind: "dir", readOnly: false, recursive: false, uidMap: "1000 65536 1", gidMap: "1001 65536 1" },
+      { source: "/work/repo/.git/HEAD", target: "/state/gvisor-mounts/vm1/mount-3", kind: "file", readOnly: true, recursive: false, uidMap: undefined, gidMap: undefined },
+    ]);
+    expect(out.mounts.map((m) => [m.destination, m.source])).toContainEqual(["/work/repo", "/state/gvisor-mounts/vm1/mount-2"]);
+    expect(out.mounts.flatMap((m) => m.options ?? []).filter((o) => o.startsWith("idmap") || o.startsWith("rnos") || o.startsWith("rnod"))).toEqual([]);
+  });
+
+  test("seccomp and hooks dropped, shim mounted and preloaded, host pids scaled", () => {
+    expect(out.linux.seccomp).toBeUndefined();
+    expect(out.hooks).toBeUndefined();
+    expect(out.annotations["run.oci.seccomp_bpf_data"]).toBeUndefined();
+    expect(out.mounts.at(-1)).toEqual({ destination: GUEST_STATX_SHIM, type: "bind", source: "/state/gvisor/shim.so", options: ["bind", "ro"] });
+    expect(out.process.env).toContain(PRELOAD_ENV);
+    expect(out.linux.resources.pids.limit).toBe(1024 * HOST_TASKS_PER_GUEST_PROCESS);
+  });
+});
