@@ -42,16 +42,17 @@ async function start() {
   const rootfsDir = config.rootfsDir ?? defaultRootfsDir();
   const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent });
   log.info("upstream TLS roots", { source: upstream.source });
-  log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, runtimeDir: config.runtimeDir });
+  log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, tiers: runtime.tiers, runtimeDir: config.runtimeDir });
   const manager = createManager({
     db,
     host,
-    envDefaults: { cpus: config.envCpus, memoryMib: config.envMemoryMib, execTimeoutMs: config.envExecTimeoutMs },
+    envDefaults: { cpus: config.envCpus, memoryMib: config.envMemoryMib, execTimeoutMs: config.envExecTimeoutMs, isolation: runtime.defaultIsolation },
     token,
     log,
     version: pkg.version,
     driver: runtime.driverConfig,
     runtimeUnavailable: runtime.driverConfig ? undefined : runtime.status.reason,
+    tiers: runtime.tiers,
     // Each runtime boots its own kind of image: a rootfs directory (local) or an OCI reference (msb).
     images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, msbDefaultImage: config.msbImage, aptSources: config.aptSources },
     sharedDirs: config.sharedDirs,

@@ -1,7 +1,7 @@
 // Assembles the whole manager from its dependencies: services, supervisor, exec service and the HTTP
 // app. main.ts feeds it the environment; tests feed it temp dirs.
 import type { Database } from "bun:sqlite";
-import type { DriverConfig } from "../workers/protocol";
+import { primaryRuntime, type DriverConfig } from "../workers/protocol";
 import { createApp } from "./index";
 import type { Logger } from "./log";
 import type { RuntimeStatus } from "./routes/health";
@@ -125,10 +125,14 @@ function imageChoosers(services: ReturnType<typeof createServices>): Map<string,
   return choosers;
 }
 
-/** Without a probe of every tier (tests), the one driver given is the one tier that works. */
+/** Without a probe of every tier (tests), the drivers given are the tiers that work. */
 function tiersOfDriver(driver: DriverConfig | undefined): TierAvailability {
-  const tier = driver ? TIER_OF_RUNTIME[driver.kind] : undefined;
-  const status = (t: IsolationTier) => (t === tier ? { available: true, reason: `the ${driver!.kind} runtime` } : { available: false, reason: "not probed on this manager" });
+  const given = driver?.kind === "tiered" ? Object.values(driver.tiers) : driver ? [driver] : [];
+  const byTier = new Map(given.map((config) => [TIER_OF_RUNTIME[config.kind], config.kind]));
+  const status = (tier: IsolationTier) => {
+    const kind = byTier.get(tier);
+    return kind ? { available: true, reason: `the ${kind} runtime` } : { available: false, reason: "not probed on this manager" };
+  };
   return { container: status("container"), gvisor: status("gvisor"), microvm: status("microvm") };
 }
 
@@ -139,6 +143,9 @@ export function createManager(deps: ManagerDeps) {
   let images: ImageService | undefined;
   let revocation: EgressRevocation | undefined;
   const driver = deps.driver;
+  // The runtime VMs boot with by default; the embedded tiers (local, gvisor) boot the same root filesystems.
+  const runtime = driver && primaryRuntime(driver);
+  const imageFamily = runtime?.kind === "msb" ? "msb" : runtime ? "local" : undefined;
   const events = createEventBus();
   const services = createServices({
     db: deps.db,
@@ -151,11 +158,11 @@ export function createManager(deps: ManagerDeps) {
       if (supervisor && images) onLifecycle(supervisor, images, event);
       publishLifecycle(events, event, (deps.now ?? Date.now)());
     },
-    normalizeImage: imageNormalizerFor(driver?.kind),
-    runtime: driver?.kind,
+    normalizeImage: imageNormalizerFor(imageFamily),
+    runtime: runtime?.kind,
     protectedDirs: deps.protectedDirs,
-    // The local runtime's volumes live in its state dir; msb keeps its own (and does not enforce diskMib).
-    diskFreeMib: driver?.kind === "local" ? () => freeDiskMib(driver.stateDir) : undefined,
+    // The embedded runtimes' volumes live in their state dirs (one runtime dir); msb keeps its own (and does not enforce diskMib).
+    diskFreeMib: runtime && runtime.kind !== "msb" ? () => freeDiskMib(runtime.stateDir) : undefined,
     secrets: deps.credentials?.secrets,
     checkIsolation: (choice) => {
       const placement = placeIsolation(choice);
@@ -182,13 +189,13 @@ export function createManager(deps: ManagerDeps) {
   });
   const running = supervisor;
   // A main-thread driver over the actors' state, only to read usage (cgroups, volumes) at request time.
-  const vmStats = createVmStats({ driver: driver && createDriver(driver), runtimeName: driver?.kind ?? null, vms: () => running.list(), now: deps.now });
+  const vmStats = createVmStats({ driver: driver && createDriver(driver), runtimeName: runtime?.kind ?? null, vms: () => running.list(), now: deps.now });
   metrics = createMetrics({
     runningVms: () => running.runningCount(),
     maxRunningVms: () => services.settings.get().maxRunningVms,
     sessions: () => countSessions(services),
     vmStats: () => vmStats.all(),
-    build: { version: deps.version, runtime: driver?.kind ?? null },
+    build: { version: deps.version, runtime: runtime?.kind ?? null },
     secretHosts: deps.credentials?.secrets,
   });
   recordStops(events, services);
@@ -203,7 +210,7 @@ export function createManager(deps: ManagerDeps) {
   revocation = createEgressRevocation({ egress, services, credentials: deps.credentials, log: deps.log });
   images = createImageService({
     repo: createImagesRepo(deps.db),
-    runtime: driver?.kind,
+    runtime: imageFamily,
     ...deps.images,
     events,
     log: deps.log,
@@ -212,7 +219,7 @@ export function createManager(deps: ManagerDeps) {
     vmImages: () => new Set(running.list().flatMap((record) => (record.spec ? [record.spec.image] : []))),
   });
   // The local runtime boots a rootfs directory, whose own store is read; msb pulls its image itself.
-  const caBundles = createCaBundles({ dir: deps.caBundleDir, ca: deps.ca, storeRootFor: (image) => (driver?.kind === "local" ? image : "/") });
+  const caBundles = createCaBundles({ dir: deps.caBundleDir, ca: deps.ca, storeRootFor: (image) => (imageFamily === "local" ? image : "/") });
   const execService = createExecService({
     ...services,
     images,

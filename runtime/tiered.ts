@@ -129,7 +129,7 @@ export function createTieredDriver(drivers: TierDrivers, defaultTier: IsolationT
   // and resizes wait for the real terminal, in the order they came.
   tiered.openTerminal = (name, request, output) => {
     const opened = holderOf(name).then((driver) => {
-      if (!driver.openTerminal) throw new RuntimeError("UNAVAILABLE", `the ${driver.name} runtime has no interactive terminal; run commands with exec`);
+      if (!driver.openTerminal) throw new RuntimeError("UNAVAILABLE", `the ${driver.name} runtime has no interactive terminal; run commands with exec, or move the session to the container tier (session-sandbox isolation <session> container)`);
       return driver.openTerminal(name, request, output);
     });
     opened.catch(() => undefined); // reported through `result`

@@ -1,10 +1,21 @@
 // Builds a runtime driver from plain config, on whichever thread needs one.
 import type { RuntimeDriver } from "../runtime/driver";
+import { createGvisorDriver } from "../runtime/gvisor/index";
+import type { IsolationTier } from "../runtime/isolation";
 import { createLocalDriver } from "../runtime/local/index";
-import type { DriverConfig } from "./protocol";
+import { createTieredDriver, type TierDrivers } from "../runtime/tiered";
+import type { DriverConfig, SingleDriverConfig } from "./protocol";
 
-export async function createDriver(config: DriverConfig): Promise<RuntimeDriver> {
+async function createSingleDriver(config: SingleDriverConfig): Promise<RuntimeDriver> {
   if (config.kind === "local") return createLocalDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent });
+  if (config.kind === "gvisor") return createGvisorDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent });
   const { MsbDriver } = await import("../runtime/msb/index");
   return new MsbDriver({ msbPath: config.msbPath, msbHome: config.msbHome });
+}
+
+export async function createDriver(config: DriverConfig): Promise<RuntimeDriver> {
+  if (config.kind !== "tiered") return createSingleDriver(config);
+  const drivers: TierDrivers = {};
+  for (const [tier, tierConfig] of Object.entries(config.tiers) as [IsolationTier, SingleDriverConfig][]) drivers[tier] = await createSingleDriver(tierConfig);
+  return createTieredDriver(drivers, config.defaultTier);
 }

@@ -1,11 +1,25 @@
 // The message protocol between the main thread and a session actor Worker. Plain data only: specs,
 // byte chunks and error records cross the boundary, never objects with behaviour.
 import type { VmSpec } from "../runtime/driver";
+import type { IsolationTier } from "../runtime/isolation";
 
-/** How to build the runtime driver inside the Worker (a driver cannot cross threads). */
-export type DriverConfig =
+/** One runtime driver: the embedded container tier (crun), the gVisor tier (runsc) or msb's microVMs. */
+export type SingleDriverConfig =
   | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string }
+  | { kind: "gvisor"; stateDir: string; rootfsDir?: string; cgroupParent?: string }
   | { kind: "msb"; msbPath?: string; msbHome?: string };
+
+/**
+ * How to build the runtime driver inside the Worker (a driver cannot cross threads): one driver, or the
+ * tiered driver (runtime/tiered.ts) over several, each VM on the tier its spec names.
+ */
+export type DriverConfig = SingleDriverConfig | { kind: "tiered"; defaultTier: IsolationTier; tiers: Partial<Record<IsolationTier, SingleDriverConfig>> };
+
+/** The runtime a config boots VMs with by default: a tiered config's default tier's. */
+export function primaryRuntime(config: DriverConfig): SingleDriverConfig {
+  if (config.kind !== "tiered") return config;
+  return config.tiers[config.defaultTier] ?? Object.values(config.tiers)[0]!;
+}
 
 export type VmStatus = "absent" | "booting" | "running" | "stopping" | "stopped" | "removing";
 

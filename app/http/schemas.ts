@@ -193,6 +193,8 @@ export const SandboxSettingsPatch = t.Object(
 );
 export type SandboxSettingsPatch = Static<typeof SandboxSettingsPatch>;
 
+const TierStatus = t.Object({ available: t.Boolean(), reason: t.String({ description: "What it runs on, or why it does not work here and the fix" }) });
+
 export const Health = t.Object({
   status: t.Literal("ok"),
   version: t.String(),
@@ -202,6 +204,12 @@ export const Health = t.Object({
     version: t.Nullable(t.String()),
     reason: t.String({ description: "Why this runtime is in use, or why none is" }),
     notUsed: t.Record(t.String(), t.String(), { description: "For each runtime not in use, why not" }),
+    tiers: t.Optional(
+      t.Object(
+        { container: TierStatus, gvisor: TierStatus, microvm: TierStatus },
+        { description: "Which isolation tiers this manager can run a session in (the isolation setting), and why not the others" },
+      ),
+    ),
   }),
   host: Resources,
 });

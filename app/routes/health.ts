@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import { Health } from "../http/schemas";
 import type { HostLimits } from "../services/host-limits";
+import type { TierAvailability } from "../../runtime/isolation";
 
 export type RuntimeStatus = {
   name: string | null;
@@ -10,6 +11,8 @@ export type RuntimeStatus = {
   reason: string;
   /** For each runtime not in use, why not. */
   notUsed: Record<string, string>;
+  /** Which isolation tiers this manager can run a session in, and why not the others (runtime/isolation.ts). */
+  tiers?: TierAvailability;
 };
 
 export function healthRoutes(version: string, host: HostLimits, runtimeStatus: () => RuntimeStatus) {

@@ -8,13 +8,14 @@ import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
 import { tokenPath } from "../auth-token";
 import type { RuntimeStatus } from "../routes/health";
+import { ISOLATION_TIERS, type TierAvailability } from "../../runtime/isolation";
 
 export type DoctorCheck = { name: string; ok: boolean; required: boolean; detail: string; fix: string | null };
 export type DoctorReport = { ok: boolean; checks: DoctorCheck[] };
 
 export type DoctorInputs = {
   runtime: RuntimeStatus;
-  capabilities: Partial<Record<"local" | "msb", Capability>>;
+  capabilities: Partial<Record<"local" | "gvisor" | "msb", Capability>>;
   db: Database;
   dataDir: string;
   runtimeDir: string;
@@ -24,7 +25,7 @@ export type DoctorInputs = {
 
 const MIN_FREE_BYTES = 1024 ** 3;
 
-function capabilityCheck(name: "local" | "msb", capability: Capability | undefined, required: boolean): DoctorCheck {
+function capabilityCheck(name: "local" | "gvisor" | "msb", capability: Capability | undefined, required: boolean): DoctorCheck {
   if (!capability) return { name: `runtime ${name}`, ok: false, required, detail: "not probed", fix: "restart the manager" };
   return {
     name: `runtime ${name}`,
@@ -88,8 +89,22 @@ function tokenCheck(dataDir: string, fromEnv: boolean): DoctorCheck {
   return { name: "token", ok, required: true, detail: `${path}, mode ${mode.toString(8)}`, fix: ok ? null : `chmod 600 ${path}` };
 }
 
+/** One line per isolation tier: whether sessions can run in it on this manager, and why not. Informational. */
+function tierChecks(tiers: TierAvailability | undefined): DoctorCheck[] {
+  if (!tiers) return [];
+  return ISOLATION_TIERS.map((tier) => ({
+    name: `isolation ${tier}`,
+    ok: tiers[tier].available,
+    required: false,
+    detail: tiers[tier].available ? `available: ${tiers[tier].reason}` : "not available on this manager",
+    fix: tiers[tier].available ? null : tiers[tier].reason,
+  }));
+}
+
 export function runDoctor(inputs: DoctorInputs): DoctorReport {
-  const usingLocal = inputs.runtime.name === "local";
+  // The embedded tiers (local, gvisor) share crun's cgroups, inotify limits and the root filesystem.
+  const usingLocal = inputs.runtime.name === "local" || inputs.runtime.name === "gvisor";
+  const usingGvisor = inputs.runtime.name === "gvisor";
   const usingMsb = inputs.runtime.name === "msb";
   const checks: DoctorCheck[] = [
     {
@@ -99,8 +114,10 @@ export function runDoctor(inputs: DoctorInputs): DoctorReport {
       detail: inputs.runtime.available ? `${inputs.runtime.name} (${inputs.runtime.version})` : "none: sandboxed commands are refused",
       fix: inputs.runtime.available ? null : inputs.runtime.reason,
     },
-    capabilityCheck("local", inputs.capabilities.local, usingLocal),
+    capabilityCheck("local", inputs.capabilities.local, inputs.runtime.name === "local"),
+    capabilityCheck("gvisor", inputs.capabilities.gvisor, usingGvisor),
     capabilityCheck("msb", inputs.capabilities.msb, usingMsb),
+    ...tierChecks(inputs.runtime.tiers),
     kvmCheck(usingMsb),
     cgroupCheck(usingLocal),
     inotifyCheck(usingLocal),

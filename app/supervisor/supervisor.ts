@@ -278,6 +278,9 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     if (sweepTimer) clearInterval(sweepTimer);
     sweepTimer = undefined;
     const owned = [...records.values()].filter((r) => r.status === "running" || r.status === "booting" || r.activeExecs > 0 || r.waitingExecs > 0);
+    // A removal or stop already under way finishes first: a discover is a step queued behind it.
+    const settling = [...records.values()].filter((r) => (r.status === "removing" || r.status === "stopping") && !owned.includes(r));
+    await Promise.allSettled(settling.map((r) => registry.get(r.vmName).discover()));
     const results = await Promise.allSettled(owned.map((r) => registry.get(r.vmName).stop("shutdown", false)));
     const failed = owned.filter((_, i) => results[i]!.status === "rejected").map((r) => r.vmName);
     for (const [i, result] of results.entries()) {

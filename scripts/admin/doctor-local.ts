@@ -22,7 +22,7 @@ function configCheck(env: Env): Check {
   try {
     loadConfig(env);
     const runtime = env.SANDBOX_RUNTIME || "auto";
-    if (!["auto", "local", "msb"].includes(runtime)) return fail("config", `SANDBOX_RUNTIME=${JSON.stringify(runtime)} is not auto, local or msb`, "set SANDBOX_RUNTIME to auto, local or msb, or unset it");
+    if (!["auto", "local", "gvisor", "msb"].includes(runtime)) return fail("config", `SANDBOX_RUNTIME=${JSON.stringify(runtime)} is not auto, local, gvisor or msb`, "set SANDBOX_RUNTIME to auto, local, gvisor or msb, or unset it");
     return pass("config", `the SANDBOX_* environment parses (runtime: ${runtime})`);
   } catch (error) {
     return fail("config", (error as Error).message, "correct or unset the variable it names (see the README's configuration table)");
@@ -43,6 +43,16 @@ function crunCheck(env: Env, required: boolean): Check {
   if (run.exitCode !== 0 || !version) return fail("crun", `${crun} does not run: ${run.stderr.toString().trim() || `exit ${run.exitCode}`}`, DEPS_FIX, required);
   if (!existsSync("/usr/bin/tini-static")) return fail("crun", `crun ${version}, but /usr/bin/tini-static (the VMs' PID 1) is missing`, DEPS_FIX, required);
   return pass("crun", `crun ${version} at ${crun}, tini-static present`, required);
+}
+
+/** runsc (gVisor) for the gvisor tier: on top of everything crun's tier needs, since it boots the same bundles. */
+function runscCheck(env: Env, required: boolean): Check {
+  const runsc = Bun.which("runsc", { PATH: env.PATH ?? "" });
+  if (!runsc) return fail("runsc", "runsc is not on PATH (the gvisor tier needs it)", DEPS_FIX, required);
+  const run = Bun.spawnSync([runsc, "--version"], { stdout: "pipe", stderr: "pipe" });
+  const version = /runsc version (\S+)/.exec(run.stdout.toString())?.[1];
+  if (run.exitCode !== 0 || !version) return fail("runsc", `${runsc} does not run: ${run.stderr.toString().trim() || `exit ${run.exitCode}`}`, DEPS_FIX, required);
+  return pass("runsc", `runsc ${version} at ${runsc}`, required);
 }
 
 /** The KVM probe's verdict (runtime/kvm-probe.ts, the one the msb driver uses). */
@@ -92,18 +102,19 @@ function tokenCheck(env: Env, dataDir: string): Check {
 
 export function localChecks(env: Env): Check[] {
   const runtime = env.SANDBOX_RUNTIME || "auto";
-  const crun = crunCheck(env, runtime === "local");
+  const crun = crunCheck(env, runtime === "local" || runtime === "gvisor");
+  const runsc = runscCheck(env, runtime === "gvisor");
   const kvm = kvmCheck(runtime === "msb");
   const dataDir = resolveDataDir(env);
   const runtimeDir = env.SANDBOX_RUNTIME_DIR || defaultRuntimeDir(dataDir);
-  const checks = [configCheck(env), bunCheck(), crun, kvm];
+  const checks = [configCheck(env), bunCheck(), crun, runsc, kvm];
   if (runtime === "auto") {
-    // auto needs one of the two; which one it would pick is the manager's call (msb first).
-    const usable = kvm.ok ? "msb (if its binary works)" : crun.ok ? "local" : undefined;
-    checks.push(usable ? pass("runtime", `SANDBOX_RUNTIME=auto would use ${usable}`) : fail("runtime", "SANDBOX_RUNTIME=auto finds neither crun (local) nor a usable /dev/kvm (msb)", `${DEPS_FIX}, or run on a KVM host`));
+    // auto takes the strongest that works; which one is the manager's call (msb, then gvisor, then local).
+    const usable = kvm.ok ? "msb (if its binary works)" : crun.ok && runsc.ok ? "gvisor (if runsc runs its bundles here)" : crun.ok ? "local" : undefined;
+    checks.push(usable ? pass("runtime", `SANDBOX_RUNTIME=auto would use ${usable}`) : fail("runtime", "SANDBOX_RUNTIME=auto finds neither crun (local, gvisor) nor a usable /dev/kvm (msb)", `${DEPS_FIX}, or run on a KVM host`));
   }
   // All VMs share host root's inotify quota (runtime/local/inotify-limits.ts); the manager raises it at start.
-  checks.push({ name: "inotify limits", required: runtime === "local", ...inotifyHostCheck() });
+  checks.push({ name: "inotify limits", required: runtime === "local" || runtime === "gvisor", ...inotifyHostCheck() });
   checks.push(rootfsCheck(env), diskCheck("data dir", dataDir), diskCheck("runtime dir", runtimeDir), tokenCheck(env, dataDir));
   return checks;
 }

@@ -3,7 +3,7 @@
 // and the next start adopts the stopped VMs and starts them on their next command.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalDriver } from "../../runtime/local/index";
 import { createClient } from "../../sdk/index";
@@ -100,6 +100,20 @@ describe("graceful shutdown", () => {
     expect((await restarted.client.vms.list()).vms.find((vm) => vm.rootSessionID === ids[1])?.status).toBe("running");
     await restarted.manager.stop();
     expect(restarted.manager.proc.exitCode).toBe(0);
+  });
+
+  test("SIGTERM right after a delete → the removal finishes before the manager exits: no VM, volume or mount left", async () => {
+    const { manager, client } = await start();
+    const id = "ses_shut_rm";
+    await client.sessions.register({ id, directory: repo(id) });
+    await client.run(id, { command: "echo data > ~/d", cwd: join(repos, id) });
+    const vmName = (await client.sandbox.get(id)).vmName;
+    await client.sessions.delete(id); // the removal runs in the background
+    await manager.stop();
+    expect(manager.proc.exitCode).toBe(0);
+    expect((await localDriver().list({})).map((vm) => vm.name)).not.toContain(vmName);
+    expect(await localDriver().listVolumes!()).not.toContain(vmName);
+    expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(vmName);
   });
 
   test("SIGTERM while a VM boots → the boot finishes first, then the VM is stopped; nothing keeps running", async () => {

@@ -116,6 +116,7 @@ describe("bun run doctor", () => {
       "config",
       "bun",
       "crun",
+      "runsc",
       "kvm",
       "inotify limits",
       "root filesystem",

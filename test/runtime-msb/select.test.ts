@@ -13,7 +13,7 @@ describe("selectRuntime", () => {
   test("auto with both available → msb, local noted as available but not preferred", () => {
     const s = selectRuntime({ env: "auto", probes: { local, msb } });
     expect(s).toMatchObject({ requested: "auto", runtime: "msb", reason: "auto: msb is available (msb 0.6.18)" });
-    expect(s.notUsed.local).toContain("auto prefers msb");
+    expect(s.notUsed.local).toContain("auto prefers the stronger isolation of msb");
   });
 
   test("auto with msb unavailable → local, msb's problems and fixes as the reason", () => {
@@ -40,6 +40,19 @@ describe("selectRuntime", () => {
     expect(s.notUsed.local).toBe("not selected: SANDBOX_RUNTIME=msb");
   });
 
+  test("auto with gvisor and local but no msb → gvisor, the stronger; local noted as not preferred", () => {
+    const s = selectRuntime({ env: "auto", probes: { local, gvisor: up("gvisor (runsc 0.0~20221219.0)"), msb: msbDown } });
+    expect(s.runtime).toBe("gvisor");
+    expect(s.reason).toBe("auto: msb is unavailable: /dev/kvm does not exist (fix: enable KVM); using gvisor (gvisor (runsc 0.0~20221219.0))");
+    expect(s.notUsed).toEqual({ msb: "msb is unavailable: /dev/kvm does not exist (fix: enable KVM)", local: "available, but auto prefers the stronger isolation of gvisor" });
+  });
+
+  test("explicit gvisor while runsc is missing → no runtime, never local", () => {
+    const s = selectRuntime({ env: "gvisor", probes: { local, gvisor: down("runsc not found", "apt-get install runsc"), msb } });
+    expect(s.runtime).toBeUndefined();
+    expect(s.reason).toBe("SANDBOX_RUNTIME=gvisor, but gvisor is unavailable: runsc not found (fix: apt-get install runsc)");
+  });
+
   test("explicit local → local even when msb is available", () => {
     expect(selectRuntime({ env: "local", probes: { local, msb } })).toMatchObject({ runtime: "local", notUsed: { msb: "not selected: SANDBOX_RUNTIME=local" } });
   });
@@ -54,7 +67,7 @@ describe("selectRuntime", () => {
         }
       })();
       expect(error).toBeInstanceOf(InvalidRuntimeSettingError);
-      expect((error as Error).message).toContain("must be one of auto, local, msb");
+      expect((error as Error).message).toContain("must be one of auto, local, gvisor, msb");
     }
   });
 

@@ -19,6 +19,8 @@ export type MemoryDriver = RuntimeDriver & {
   release(): void;
   /** Makes the next call of `operation` fail with this error. */
   failNext(operation: "create" | "start" | "stop" | "remove" | "exec", error: RuntimeError): void;
+  /** Makes the next call of `operation` wait until the returned function is called; `entered` resolves once it waits. */
+  holdNext(operation: "create" | "remove"): { entered: Promise<void>; release(): void };
   /** Deletes a VM behind the manager's back (as an operator's `crun delete` would). */
   vanish(name: string): void;
 };
@@ -38,6 +40,14 @@ export function createMemoryDriver(): MemoryDriver {
     vm.status = status;
     maxRunning = Math.max(maxRunning, running().length);
   }
+  const holds = new Map<string, { entered: PromiseWithResolvers<void>; released: PromiseWithResolvers<void> }>();
+  async function waitIfHeld(operation: string): Promise<void> {
+    const hold = holds.get(operation);
+    if (!hold) return;
+    holds.delete(operation);
+    hold.entered.resolve();
+    await hold.released.promise;
+  }
   function failIfAsked(operation: string): void {
     const error = failures.get(operation);
     if (!error) return;
@@ -47,6 +57,7 @@ export function createMemoryDriver(): MemoryDriver {
 
   async function create(spec: VmSpec, options: { replace?: boolean } = {}): Promise<VmInfo> {
     calls.push(`create ${spec.name}${options.replace ? " replace" : ""}`);
+    await waitIfHeld("create");
     failIfAsked("create");
     if (vms.has(spec.name) && !options.replace) throw new RuntimeError("ALREADY_EXISTS", `VM ${spec.name} already exists`);
     if (!volumes.has(spec.volume.name)) volumes.set(spec.volume.name, new Map());
@@ -106,6 +117,7 @@ export function createMemoryDriver(): MemoryDriver {
     },
     async remove(name, options) {
       calls.push(`remove ${name}${options?.keepVolume ? " keep-volume" : ""}`);
+      await waitIfHeld("remove");
       failIfAsked("remove");
       const vm = vms.get(name);
       vms.delete(name);
@@ -133,6 +145,11 @@ export function createMemoryDriver(): MemoryDriver {
       for (const finish of [...blocked]) finish();
     },
     failNext: (operation, error) => void failures.set(operation, error),
+    holdNext: (operation) => {
+      const hold = { entered: Promise.withResolvers<void>(), released: Promise.withResolvers<void>() };
+      holds.set(operation, hold);
+      return { entered: hold.entered.promise, release: () => hold.released.resolve() };
+    },
     vanish: (name) => void vms.delete(name),
   };
   return driver;

@@ -104,6 +104,29 @@ describe("supervisor (plain module, in-process actors, in-memory fake driver)", 
     h.driver.release();
   });
 
+  test("shutdown while a VM is being removed and another boots → both steps finish first; nothing left running", async () => {
+    const h = harness();
+    await h.exec(1).done;
+    const removal = h.driver.holdNext("remove");
+    const removed = h.supervisor.remove(h.spec(1).name, "deleted");
+    await removal.entered;
+    const boot = h.driver.holdNext("create");
+    const booting = h.exec(2);
+    await boot.entered;
+    let finished = false;
+    const shutdown = h.supervisor.shutdown().then((result) => ((finished = true), result));
+    await Promise.resolve();
+    expect(finished).toBe(false);
+    removal.release();
+    boot.release();
+    await removed;
+    const { stopped } = await shutdown;
+    expect(stopped.map((r) => r.vmName)).toEqual([h.spec(2).name]);
+    await booting.done; // it ran: it was handed over before the shutdown began
+    expect(h.driver.running()).toEqual([]);
+    expect(h.driver.calls.filter((c) => c.startsWith("remove"))).toEqual([`remove ${h.spec(1).name}`]);
+  });
+
   test("shutdown → every running VM stopped (reason shutdown), volumes kept, later commands refused", async () => {
     const h = harness();
     await h.exec(1, command("write", "k", "v")).done;
