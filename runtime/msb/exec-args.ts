@@ -58,6 +58,8 @@ export const KILL_TREE_SCRIPT = [
   '    if tr "\\000" "\\n" 2>/dev/null <"$dir/environ" | grep -qxF "$marker"; then kill "-$sig" "${dir#/proc/}" 2>/dev/null; fi',
   "  done",
   "done",
+  // Reached only if every fork succeeded: a shell that cannot fork (a guest at its process limit) exits non-zero.
+  "exit 0",
 ].join("\n");
 
 /** `msb exec NAME --no-tty --quiet --timeout=30s -- /bin/sh -c SCRIPT sh MARKER=ID`. */

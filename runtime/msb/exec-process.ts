@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExecRequest, ExecResult, ExecSink } from "../driver";
 import { buildExecArgs, buildKillTreeArgs } from "./exec-args";
+import { buildStopArgs } from "./lifecycle-args";
 import { classifyExecExit } from "./exec-outcome";
 import { type MsbCli, signalOf } from "./msb-cli";
 import { StderrHoldback } from "./stderr-tail";
@@ -48,7 +49,10 @@ export async function runExec(
   const killTree = (reason: "timeout" | "abort"): Promise<void> => {
     stopReason ??= reason;
     sweep ??= (async () => {
-      await cli.run(buildKillTreeArgs(name, execId), { timeoutMs: timings.killTreeTimeoutMs }).catch(() => undefined);
+      const swept = await cli.run(buildKillTreeArgs(name, execId), { timeoutMs: timings.killTreeTimeoutMs }).catch(() => undefined);
+      // A guest whose process limit the command exhausted (a fork bomb) cannot fork the sweep: only
+      // powering the VM off ends the tree. The volume stays; the next exec or start boots it again.
+      if (swept?.exitCode !== 0) await cli.run(buildStopArgs(name, { force: true }), { timeoutMs: timings.killTreeTimeoutMs }).catch(() => undefined);
       // The sweep ended the guest command, so msb should exit on its own; if the VM is gone it may not.
       const timer = setTimeout(() => child.kill("SIGKILL"), timings.killGraceMs);
       await child.exited;

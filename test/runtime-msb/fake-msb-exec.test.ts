@@ -123,6 +123,21 @@ describe("fake msb: exec timeout and cancel", () => {
     expect(fake.calls().map((c) => c.key)).toEqual(["exec", "exec-kill-tree"]);
   });
 
+  test("the sweep cannot run (a guest at its process limit: sh cannot fork, exit 2) → the VM is powered off, cancelled", async () => {
+    const fake = makeFakeMsb();
+    const killed = fake.file("guest-killed");
+    fake.setScenario({
+      exec: [{ stdout: "started\n", waitForFile: killed, exitCode: 255 }],
+      "exec-kill-tree": [{ stderr: "sh: 1: Cannot fork\n", exitCode: 2 }],
+      stop: [{ touchFile: killed }],
+    });
+    const controller = new AbortController();
+    const { sink } = recordingSink((_s, text) => text === "started\n" && controller.abort());
+    const result = await fake.driver().exec(name, { ...request, signal: controller.signal }, sink);
+    expect(result).toEqual({ exitCode: 137, timedOut: false, cancelled: true });
+    expect(fake.calls().map((c) => c.args.slice(0, 3))).toEqual([["exec", name, "--no-tty"], ["exec", name, "--no-tty"], ["stop", name, "--force"]]);
+  });
+
   test("msb does not exit after the sweep → killed after the grace period, still timedOut", async () => {
     const fake = makeFakeMsb();
     fake.setScenario({ exec: [{ waitForFile: fake.file("never") }], "exec-kill-tree": [{}] });

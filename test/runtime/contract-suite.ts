@@ -66,6 +66,13 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       };
     };
 
+    /** The VM's live processes. The listing must itself succeed: a guest that cannot fork `ps` would list nothing and pass. */
+    const liveProcesses = async (name: string): Promise<string> => {
+      const listed = await sh(driver, name, LIVE_PROCESSES);
+      expect({ exitCode: listed.exitCode, stderr: listed.stderr }).toEqual({ exitCode: 0, stderr: "" });
+      return listed.stdout;
+    };
+
     beforeAll(async () => {
       ({ driver, image } = await target.setup());
     }, 600_000);
@@ -151,7 +158,7 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       expect((await driver.inspect(vm.name))?.status).toBe("running");
       const after = await sh(driver, vm.name, "cat ~/h; test -e /tmp/t || echo no-tmp");
       expect(after.stdout).toBe("home\nno-tmp\n");
-      expect((await sh(driver, vm.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 1000");
+      expect(await liveProcesses(vm.name)).not.toContain("sleep 1000");
     });
 
     test(`exec in a stopped VM → ${target.execBootsStopped ? "runs in a fresh boot, VM stopped again" : "RuntimeError"}; in a missing VM → NOT_FOUND`, async () => {
@@ -206,7 +213,7 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       expect(driver.attest(changed, result.info)).toEqual({ ok: true });
       expect((await sh(driver, first.name, "cat ~/data.txt")).stdout).toBe("persisted\n");
       // A recreate is a new VM: the old one's processes are gone.
-      expect((await sh(driver, first.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 1000");
+      expect(await liveProcesses(first.name)).not.toContain("sleep 1000");
     });
 
     test("remove → deletes the volume too: a new VM with that volume name starts empty", async () => {
@@ -327,7 +334,7 @@ time.sleep(600)`;
         expect(Number(count)).toBeLessThan(100000);
         expect(errno).toBe("11"); // EAGAIN from the pids controller
         expect(result.cancelled).toBe(true);
-        expect((await sh(driver, vm.name, LIVE_PROCESSES)).stdout).not.toContain("sleep 600");
+        expect(await liveProcesses(vm.name)).not.toContain("sleep 600");
         expect((await sh(driver, vm.name, "echo fine")).stdout).toBe("fine\n");
       });
     }
@@ -339,7 +346,7 @@ time.sleep(600)`;
       const result = await sh(driver, vm.name, "sleep 2002 & setsid sleep 2003 & (sleep 2004 &); sleep 2005", { timeoutMs: 300 });
       expect(result).toMatchObject({ timedOut: true, cancelled: false });
       expect(result.exitCode).toBeGreaterThan(128);
-      const left = (await sh(driver, vm.name, LIVE_PROCESSES)).stdout;
+      const left = await liveProcesses(vm.name);
       expect(left).toContain("sleep 1001");
       for (const n of [2002, 2003, 2004, 2005]) expect(left).not.toContain(`sleep ${n}`);
     });
@@ -350,7 +357,7 @@ time.sleep(600)`;
       const sink = captureSink((out) => out.includes("started") && abort.abort());
       const result = await driver.exec(vm.name, { argv: ["sh", "-c", "setsid sleep 3003 & (sleep 3004 &); echo started; sleep 3005"], cwd: "/", signal: abort.signal }, sink);
       expect(result).toMatchObject({ cancelled: true, timedOut: false });
-      const left = (await sh(driver, vm.name, LIVE_PROCESSES)).stdout;
+      const left = await liveProcesses(vm.name);
       for (const n of [3003, 3004, 3005]) expect(left).not.toContain(`sleep ${n}`);
     });
 
