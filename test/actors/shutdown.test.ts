@@ -9,7 +9,7 @@ import { createLocalDriver } from "../../runtime/local/index";
 import { createClient } from "../../sdk/index";
 import { makeTempDir } from "../helpers";
 import { startManager, type ManagerProcess } from "../manager-process";
-import { prepareLocalRuntime } from "../runtime/local-target";
+import { expectNoLeaksAndCleanUp, prepareLocalRuntime } from "../runtime/local-target";
 import { eventually } from "./fixture";
 
 let image: string;
@@ -32,6 +32,8 @@ afterAll(async () => {
   for (const vm of await driver.list({})) await driver.remove(vm.name);
   rmSync(repos, { recursive: true, force: true });
   rmSync(dataDir, { recursive: true, force: true });
+  // Asserts no cgroup, VM dir, volume, uid range or disk is left, and removes the parent cgroups.
+  expectNoLeaksAndCleanUp({ driver, image, stateDir: join(`${dataDir}-runtime`, "local"), cgroupParent });
   rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
 }, 120_000);
 
