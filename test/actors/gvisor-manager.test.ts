@@ -1,0 +1,87 @@
+// The gvisor tier end to end: the real manager process started with SANDBOX_RUNTIME=gvisor runs a session's
+// commands in a gVisor VM — gVisor's kernel answers, the repository is written as its owner, the egress
+// proxy is reached through the bind-mounted host socket and the in-VM forwarder — and a deleted session
+// leaves no VM, volume, mount or runsc process. Targets are loopback servers on the host.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { chownSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createGvisorDriver } from "../../runtime/gvisor/index";
+import { createClient } from "../../sdk/index";
+import { makeTempDir } from "../helpers";
+import { startManager, type ManagerProcess } from "../manager-process";
+import { prepareLocalRuntime } from "../runtime/local-target";
+
+let image: string;
+let dataDir: string;
+let repo: string;
+let manager: ManagerProcess;
+let client: ReturnType<typeof createClient>;
+let server: ReturnType<typeof Bun.serve>;
+const cgroupParent = `ss-gvisor-${randomBytes(3).toString("hex")}`;
+const owner = { uid: 1234, gid: 1235 };
+
+const driver = () => createGvisorDriver({ stateDir: join(`${dataDir}-runtime`, "gvisor"), rootfsDir: image, cgroupParent });
+
+beforeAll(async () => {
+  image = await prepareLocalRuntime();
+  dataDir = makeTempDir("ss-gvisor-");
+  repo = makeTempDir("ss-gvisor-repo-");
+  chownSync(repo, owner.uid, owner.gid);
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hello-from-host") });
+  manager = await startManager(dataDir, { SANDBOX_RUNTIME: "gvisor", SANDBOX_CGROUP_PARENT: cgroupParent, SANDBOX_ROOTFS_DIR: image });
+  client = createClient({ url: manager.url, token: manager.token });
+}, 600_000);
+
+afterAll(async () => {
+  server?.stop(true);
+  if (manager && manager.proc.exitCode === null) await manager.stop();
+  if (dataDir) {
+    const gvisor = driver();
+    for (const vm of await gvisor.list({})) await gvisor.remove(vm.name);
+    for (const volume of (await gvisor.listVolumes?.()) ?? []) await gvisor.removeVolume?.(volume);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
+  }
+  if (repo) rmSync(repo, { recursive: true, force: true });
+}, 120_000);
+
+describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
+  test("health → runtime gvisor, chosen because SANDBOX_RUNTIME says so", async () => {
+    const health = await client.health();
+    expect(health.runtime.name).toBe("gvisor");
+    expect(health.runtime.reason).toStartWith("SANDBOX_RUNTIME=gvisor");
+  });
+
+  test("a session's command → runs on gVisor's kernel; repository files land as the repository's owner", async () => {
+    await client.sessions.register({ id: "ses_gvisor", directory: repo });
+    const result = await client.run("ses_gvisor", { command: "uname -r; ls -d .; echo hi > from-guest.txt; stat -c '%u' from-guest.txt", cwd: repo });
+    expect(result.exitCode).toBe(0);
+    const [kernel, listed, guestOwner] = result.stdout.trim().split("\n");
+    expect(kernel).not.toBe(readFileSync("/proc/sys/kernel/osrelease", "utf8").trim());
+    expect(listed).toBe(".");
+    expect(guestOwner).toBe("0");
+    const st = statSync(join(repo, "from-guest.txt"));
+    expect({ uid: st.uid, gid: st.gid }).toEqual(owner);
+  });
+
+  test("egress allowlist → the host proxy answers through the VM's forwarder and the bound host socket", async () => {
+    await client.sandbox.set("ses_gvisor", { network: { mode: "allowlist", allow: ["loopback"] } });
+    const result = await client.run("ses_gvisor", { command: `curl -s -S --max-time 10 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${server.port}/`, cwd: repo });
+    expect(result.stdout).toBe("hello-from-host");
+    const direct = await client.run("ses_gvisor", { command: `curl -s --max-time 5 --noproxy '*' http://127.0.0.1:${server.port}/; echo "exit=$?"`, cwd: repo });
+    expect(direct.stdout).toContain("exit=7"); // the guest's loopback is the Sentry's own
+  });
+
+  test("delete → no VM, volume, mount or runsc process is left", async () => {
+    const vmName = (await client.sandbox.get("ses_gvisor")).vmName;
+    await client.sessions.delete("ses_gvisor");
+    await manager.stop(); // a graceful stop waits for the removal under way
+    const gvisor = driver();
+    expect(await gvisor.list({})).toEqual([]);
+    expect(await gvisor.listVolumes!()).not.toContain(vmName);
+    expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(vmName);
+    const runsc = Bun.spawnSync(["ps", "-eo", "args="]).stdout.toString().split("\n").filter((line) => line.includes("runsc") && line.includes(dataDir));
+    expect(runsc).toEqual([]);
+  });
+});
