@@ -4,7 +4,12 @@ import type { PageProps } from "../app";
 import { ErrorText } from "../error-text";
 import { useApi } from "../use-api";
 
-type Health = { version: string; runtime: { name: string | null; available: boolean; version: string | null; reason: string; notUsed: Record<string, string> }; host: { cpus: number; memoryMib: number } };
+type TierStatus = { available: boolean; reason: string };
+type Health = {
+  version: string;
+  runtime: { name: string | null; available: boolean; version: string | null; reason: string; notUsed: Record<string, string>; tiers?: Record<string, TierStatus> };
+  host: { cpus: number; memoryMib: number };
+};
 type Doctor = { ok: boolean; checks: { name: string; ok: boolean; required: boolean; detail: string; fix: string | null }[] };
 
 /** The runtime's name and version, without saying the name twice when the version already starts with it. */
@@ -31,6 +36,20 @@ export function OverviewPage({ tick }: PageProps) {
         <dt>Runtime</dt>
         <dd>
           {health.data ? `${runtimeName(health.data.runtime)} (${health.data.runtime.available ? "available" : "unavailable"}): ${health.data.runtime.reason}` : "…"}
+        </dd>
+        <dt>Isolation tiers</dt>
+        <dd>
+          {health.data?.runtime.tiers ? (
+            <ul class="tiers">
+              {Object.entries(health.data.runtime.tiers).map(([tier, status]) => (
+                <li key={tier}>
+                  {tier}: {status.available ? "works here" : "not available"} — {status.reason}
+                </li>
+              ))}
+            </ul>
+          ) : (
+            "…"
+          )}
         </dd>
         <dt>Running VMs</dt>
         <dd>{running !== undefined && settings.data ? `${running} of at most ${settings.data.maxRunningVms}` : "…"}</dd>
