@@ -49,6 +49,8 @@ export type VmSpec = {
    * (runtime/tiered.ts), which runs the VM on that tier's driver; a single driver ignores it.
    */
   isolation?: IsolationTier;
+  /** microvm (msb) only: secrets msb substitutes itself, `--secret ENV@HOSTS`; values reach msb's env only (runtime/msb/secret-args.ts). */
+  secrets?: Array<{ env: string; hosts: string[]; value: string }>;
 };
 
 export const TRUST_BUNDLE_FILE = "ca-certificates.crt";

@@ -14,6 +14,7 @@ import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
 import type { SecretRule } from "../../egress/index";
 import type { Credentials } from "./credentials";
 import { proxyEnv, type EgressProxies } from "./egress-proxies";
+import { msbForwarding } from "./msb-egress";
 import type { ExecHistory } from "./exec-history";
 import { createExecRuns, type ExecHooks } from "./exec-runs";
 import type { ProtectedDirs } from "./mount-deny-list";
@@ -155,6 +156,8 @@ export function createExecService(deps: ExecServiceDeps) {
     }
     const { cpus, memoryMib } = view.resources.effective;
     const egress = view.network.effective.mode !== "none";
+    // A microvm (msb) has no forwarder to the host proxy: msb's own rules, secrets and CA (msb-egress.ts).
+    const msb = placement.tier === "microvm" ? msbForwarding(forwarding) : undefined;
     const image = await images.bootImage(view.image.effective);
     const spec: VmSpec = {
       name: view.vmName,
@@ -168,8 +171,8 @@ export function createExecService(deps: ExecServiceDeps) {
       diskMib,
       labels: vmLabelsFor(view.rootSessionID),
       network: view.network.effective,
-      ...(egress ? { egressSocket: proxies.socketPathFor(view.vmName) } : {}),
-      trustDir: bundleFor(image),
+      ...(egress && !msb ? { egressSocket: proxies.socketPathFor(view.vmName) } : {}),
+      ...(msb ? { secrets: msb.secrets } : { trustDir: bundleFor(image) }),
       isolation: placement.tier,
     };
     return {
@@ -181,10 +184,10 @@ export function createExecService(deps: ExecServiceDeps) {
       command: {
         argv: ["sh", "-c", body.command],
         cwd,
-        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...GUEST_GIT_ENV, ...caBundleEnv(), ...(egress ? proxyEnv() : {}), ...forwarding.env, ...body.env },
+        env: { HOME: GUEST_HOME, PATH: GUEST_PATH, LANG: "C.UTF-8", ...GUEST_GIT_ENV, ...(msb ? {} : caBundleEnv()), ...(egress && !msb ? proxyEnv() : {}), ...(msb?.env ?? forwarding.env), ...body.env },
         timeoutMs,
       },
-      proxyRules: forwarding.proxyRules,
+      proxyRules: msb ? [] : forwarding.proxyRules,
     };
   }
 

@@ -2,6 +2,7 @@
 // the caller expects (image, resources, mounts, tmpfs, volume, trust directory, labels, network); otherwise recreate.
 import type { VmInfo, VmSpec } from "../driver";
 import { canonicalPolicy } from "./network-rules";
+import { secretKeys } from "./secret-args";
 
 export type Attestation = { ok: true } | { ok: false; mismatches: string[] };
 
@@ -52,6 +53,8 @@ export function attest(expected: VmSpec, actual: VmInfo & { anomalies?: string[]
   compareMounts(expected, have, mismatches);
   compareLabels(expected, have, mismatches);
   field("network", policyText(expected.network), policyText(have.network));
+  // Names and hosts only: msb stores a reference to the host env variable, never the value.
+  field("secrets", secretKeys(expected.secrets).join(" "), secretKeys(have.secrets).join(" "));
   for (const anomaly of actual.anomalies ?? []) mismatches.push(`unreadable: ${anomaly}`);
   return mismatches.length === 0 ? { ok: true } : { ok: false, mismatches };
 }

@@ -2,6 +2,7 @@
 import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
 import { GUEST_HOME } from "../guest-layout";
 import { buildNetworkArgs } from "./network-rules";
+import { buildSecretArgs } from "./secret-args";
 import { checkImage, checkLabel, checkMountPath, checkName, checkPositiveInteger, InvalidSpecError } from "./spec-checks";
 
 export const TMP_GUEST_PATH = "/tmp";
@@ -50,7 +51,7 @@ function labelArgs(labels: Record<string, string>): string[] {
 
 /**
  * `msb create IMAGE --name=… --cpus=… --memory=…M [--mount-dir=P:P[:ro]]… [--mount-dir=TRUST:/run/session-sandbox:ro --mount-file=TRUST/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro] --tmpfs=/tmp:…M
- * --mount-named=VOLUME:/home/agent [--label=K=V]… NETWORK --quiet [--replace]`.
+ * --mount-named=VOLUME:/home/agent [--label=K=V]… NETWORK [--secret=ENV@HOST,HOST]… --quiet [--replace]`.
  * Every value uses the `--flag=value` form so no value can be taken for a flag.
  */
 export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {}): string[] {
@@ -68,6 +69,7 @@ export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {
     `--mount-named=${checkName(spec.volume.name, "volume name")}:${GUEST_HOME}`,
     ...labelArgs(spec.diskMib === undefined ? spec.labels : { ...spec.labels, [DISK_MIB_LABEL]: String(checkPositiveInteger(spec.diskMib, "diskMib")) }),
     ...buildNetworkArgs(spec.network),
+    ...buildSecretArgs(spec),
     "--quiet",
   ];
   if (options.replace) args.push("--replace");

@@ -1,7 +1,8 @@
 // Runs the msb binary: a minimal child environment, stdin closed, output collected or streamed,
 // a wall-clock limit per command, and a trace hook so tests and logs can see every command line.
 import type { Subprocess } from "bun";
-import { RuntimeError } from "../driver";
+import { RuntimeError, type VmSpec } from "../driver";
+import { secretEnvOf } from "./secret-args";
 
 export type MsbOutput = { args: string[]; exitCode: number | null; signalCode: string | null; stdout: string; stderr: string };
 
@@ -31,17 +32,37 @@ export function signalOf(child: { signalCode: unknown }): string | null {
   return child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
 }
 
+/** The VM a command may boot: create's `--name=`, or the sandbox operand of start, restart and exec. */
+function bootedBy(args: readonly string[]): string | undefined {
+  if (args[0] === "create" || args[0] === "run") return args.find((a) => a.startsWith("--name="))?.slice("--name=".length);
+  return args[0] === "start" || args[0] === "restart" || args[0] === "exec" ? args[1] : undefined;
+}
+
 export class MsbCli {
+  /** Per VM: the secret values msb reads from its env whenever it boots that VM (runtime/msb/secret-args.ts). */
+  readonly #secretEnv = new Map<string, Record<string, string>>();
+
   constructor(
     readonly binary: string,
     readonly env: Record<string, string>,
     private readonly trace?: (event: MsbTraceEvent) => void,
   ) {}
 
+  /**
+   * Keeps the spec's secret values for every later call that may boot it: msb fails such a call with
+   * "host environment variable X is not set" otherwise, and a value must not sit in argv or msb's config.
+   */
+  rememberSecrets(spec: VmSpec): void {
+    if (spec.secrets?.length) this.#secretEnv.set(spec.name, secretEnvOf(spec));
+    else this.#secretEnv.delete(spec.name);
+  }
+
   /** Starts msb with stdin from /dev/null (msb exec would otherwise wait for stdin EOF, msb #1549). */
   spawn(args: string[]): StreamingChild {
     try {
-      return Bun.spawn([this.binary, ...args], { env: this.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const name = bootedBy(args);
+      const env = name === undefined ? this.env : { ...this.env, ...this.#secretEnv.get(name) };
+      return Bun.spawn([this.binary, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     } catch (error) {
       throw new RuntimeError(
         "UNAVAILABLE",

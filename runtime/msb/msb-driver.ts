@@ -76,6 +76,7 @@ export class MsbDriver implements RuntimeDriver {
 
   /** `replace` recreates a VM of the same name (msb `--replace`); the named data volume and its files are kept. */
   async create(spec: VmSpec, options: CreateOptions = {}): Promise<VmInfo> {
+    this.#msb.rememberSecrets(spec);
     if (options.replace) return this.#afterCreate(spec, await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs));
     let out = await this.#run(buildCreateArgs(spec), this.#bootTimeoutMs);
     if (isAlreadyExists(out)) {
@@ -100,6 +101,7 @@ export class MsbDriver implements RuntimeDriver {
 
   /** Reuses the VM if it attests against `spec`, else recreates it (volume kept); creates it if missing. */
   ensure(spec: VmSpec): Promise<EnsureResult> {
+    this.#cli?.rememberSecrets(spec);
     return ensureVm(this, spec);
   }
 

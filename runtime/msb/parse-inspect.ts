@@ -7,6 +7,7 @@ import { GUEST_HOME } from "../guest-layout";
 import { DISK_MIB_LABEL, TMP_GUEST_PATH } from "./create-args";
 import { asArray, asBoolean, asNumber, asRecord, asString } from "./json-guards";
 import { readNetworkPolicy } from "./network-rules";
+import { readSecrets } from "./secret-args";
 
 /** VmInfo plus what could not be read from msb's output. */
 export type MsbVmInfo = VmInfo & { anomalies: string[] };
@@ -107,6 +108,8 @@ export function readSpec(config: Record<string, unknown> | undefined, fallbackNa
   const mounts = readMounts(config?.mounts, anomalies);
   const network = readNetworkPolicy(config?.network);
   anomalies.push(...network.anomalies);
+  const secrets = readSecrets(config?.network);
+  if (secrets === undefined) anomalies.push(`secrets not recognised: ${JSON.stringify(asRecord(config?.network)?.secrets)}`);
   const cpus = asNumber(resources?.cpus);
   const memoryMib = asNumber(resources?.memory_mib);
   if (cpus === undefined || memoryMib === undefined) anomalies.push(`resources not recognised: ${JSON.stringify(config?.resources)}`);
@@ -125,6 +128,7 @@ export function readSpec(config: Record<string, unknown> | undefined, fallbackNa
     network: network.policy,
     ...(diskMib === undefined ? {} : { diskMib }),
     ...(mounts.trustDir === undefined ? {} : { trustDir: mounts.trustDir }),
+    ...(secrets === undefined || secrets.length === 0 ? {} : { secrets }),
   };
 }
 

@@ -51,12 +51,17 @@ function nextStep(dir: string, key: string): FakeStep {
   return steps[Math.min(used, steps.length - 1)] ?? { stderr: `error: fake msb has no step for "${key}"\n`, exitCode: 1 };
 }
 
+/** The secret values the driver hands msb for `--secret` (SANDBOX_SECRET_*), recorded so tests can see them. */
+function secretEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("SANDBOX_SECRET_") && e[1] !== undefined));
+}
+
 async function main(): Promise<void> {
   const dir = process.env.FAKE_MSB_DIR;
   if (!dir) throw new Error("FAKE_MSB_DIR is not set");
   const args = process.argv.slice(2);
   const key = commandKey(args);
-  const env = { MSB_BACKEND: process.env.MSB_BACKEND, MSB_HOME: process.env.MSB_HOME, NO_COLOR: process.env.NO_COLOR, SECRET_TOKEN: process.env.SECRET_TOKEN };
+  const env = { MSB_BACKEND: process.env.MSB_BACKEND, MSB_HOME: process.env.MSB_HOME, NO_COLOR: process.env.NO_COLOR, SECRET_TOKEN: process.env.SECRET_TOKEN, ...secretEnv() };
   const call: FakeCall = { key, args, env, stdinEof: await stdinAtEof() };
   appendFileSync(join(dir, "calls.jsonl"), `${JSON.stringify(call)}\n`);
   const step = nextStep(dir, key);
