@@ -159,7 +159,8 @@ export function createManager(deps: ManagerDeps) {
       publishLifecycle(events, event, (deps.now ?? Date.now)());
     },
     normalizeImage: imageNormalizerFor(imageFamily),
-    runtime: runtime?.kind,
+    // A session placed in the microvm tier runs on msb, whatever other tiers this manager has.
+    networkBackendFor: (choice) => (placeIsolation(choice).tier === "microvm" ? "msb" : undefined),
     protectedDirs: deps.protectedDirs,
     // The embedded runtimes' volumes live in their state dirs (one runtime dir); msb keeps its own (and does not enforce diskMib).
     diskFreeMib: runtime && runtime.kind !== "msb" ? () => freeDiskMib(runtime.stateDir) : undefined,

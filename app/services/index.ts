@@ -13,6 +13,7 @@ import type { SecretConfig } from "../secrets-config";
 import { createSecretGrants } from "./secret-grants";
 import { createSessionSandboxService } from "./session-sandbox";
 import { createSessionsService } from "./sessions";
+import type { IsolationChoice } from "../../runtime/isolation";
 import { checkNetworkPolicy } from "./network-policy";
 import { createSettingsService, type CheckIsolation, type EnvDefaults, type NormalizeImage } from "./settings";
 import { normalizeImageChoice } from "../images/image-choice";
@@ -34,11 +35,11 @@ export type ServiceDeps = {
   secrets?: readonly SecretConfig[];
   /** Refuses an explicit isolation tier that does not work on this host (settings and session overrides). */
   checkIsolation?: CheckIsolation;
-  /** The driver kind in use ("local", "msb"): a network allowlist is also checked against what it can enforce. */
-  runtime?: string;
+  /** The driver kind ("msb") that runs a session of this isolation choice here: allowlists are also checked against what it can enforce. */
+  networkBackendFor?: (isolation: IsolationChoice) => string | undefined;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, runtime }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, networkBackendFor = () => undefined }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, {
@@ -46,7 +47,7 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
     diskFreeMib,
     normalizeImage,
     checkIsolation,
-    checkNetwork: (policy) => checkNetworkPolicy(policy, runtime),
+    checkNetwork: (policy, isolation) => checkNetworkPolicy(policy, networkBackendFor(isolation)),
   });
   const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);
   const execHistory = createExecHistory(createExecHistoryRepo(db, EXEC_HISTORY_PER_ROOT), now);

@@ -102,8 +102,12 @@ export function createSessionSandboxService(
     if (!settings.get().enabled) throw new SandboxDisabledError();
     if (session.parentId !== null) throw new ChildSessionLockedError(id, sessions.rootOf(session).root.id);
     if (change.resources) checkResources(change.resources, host, "");
-    // The settings' check: the grammar, and what the runtime in use can enforce.
-    if (change.network) settings.checkNetwork(change.network);
+    // The grammar, and what the tier the session runs in can enforce (msb for microvm): either change can break it.
+    if (change.network !== undefined || change.isolation !== undefined) {
+      const current = get(id);
+      const network = change.network === undefined ? current.network.effective : (change.network ?? settings.get().network);
+      settings.checkNetwork(network, change.isolation === undefined ? current.isolation.effective : (change.isolation ?? settings.get().isolation));
+    }
     if (change.secrets) secretGrants.check(change.secrets);
     if (change.isolation) checkIsolation(change.isolation);
     const image = change.image ? normalizeImage(change.image) : change.image;

@@ -46,8 +46,8 @@ export type SettingsOptions = {
   diskFreeMib?: () => number | undefined;
   normalizeImage?: NormalizeImage;
   checkIsolation?: CheckIsolation;
-  /** The network check for the runtime in use (see checkNetworkPolicy); the grammar alone by default. */
-  checkNetwork?: (policy: NetworkPolicy) => void;
+  /** The network check for the tier `isolation` runs in (see checkNetworkPolicy); the grammar alone by default. */
+  checkNetwork?: (policy: NetworkPolicy, isolation: IsolationChoice) => void;
 };
 
 export const MIN_CPUS = 1;
@@ -89,7 +89,7 @@ export function checkDiskMib(diskMib: number, freeMib: number | undefined): void
 }
 
 export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, options: SettingsOptions = {}) {
-  const { notify = () => undefined, diskFreeMib = () => undefined, normalizeImage = (choice) => choice, checkIsolation = () => undefined, checkNetwork = checkNetworkPolicy } = options;
+  const { notify = () => undefined, diskFreeMib = () => undefined, normalizeImage = (choice) => choice, checkIsolation = () => undefined, checkNetwork = (policy: NetworkPolicy) => checkNetworkPolicy(policy) } = options;
   checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
   const defaults: SandboxSettings = {
     enabled: true,
@@ -117,7 +117,8 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
 
   function patch(changes: SettingsPatch): SandboxSettings {
     checkResources(changes, host, "");
-    if (changes.network) checkNetwork(changes.network);
+    // The default policy against the default tier: either changing can make an entry unenforceable.
+    if (changes.network || changes.isolation) checkNetwork(changes.network ?? get().network, changes.isolation ?? get().isolation);
     if (changes.diskMib != null) checkDiskMib(changes.diskMib, diskFreeMib());
     if (changes.image != null) changes = { ...changes, image: normalizeImage(changes.image) };
     if (changes.isolation != null) checkIsolation(changes.isolation);
