@@ -1,5 +1,10 @@
 // The stand-in msb's (a FAKE, see stand-in-msb.ts) argument parser: it accepts exactly the argument vectors
-// runtime/msb builds and refuses anything else as msb's parser (clap) does: `error: …`, a usage line, exit 2.
+// runtime/msb builds and refuses anything else as msb's parser (clap) does: `error: …`, a usage line, exit 2,
+// in the texts real msb printed (fixtures/stand-in-replies-0.6.18.json). Refusals of argv that real msb
+// would accept but the driver never writes say they are the stand-in's own.
+import repliesFixture from "./fixtures/stand-in-replies-0.6.18.json";
+
+const replies = repliesFixture.replies;
 
 /** What `msb create` stores for a sandbox: the stand-in's "msb config", rendered by inspect. */
 export type StoredSandbox = {
@@ -29,8 +34,10 @@ export class UsageError extends Error {
   }
 }
 
+/** clap's "unexpected argument", recorded for create, exec and list; other commands get list's text with their name. */
 function unexpected(command: string, arg: string): UsageError {
-  return new UsageError(`error: unexpected argument '${arg}' found\n\nUsage: msb ${command} [OPTIONS]\n\nFor more information, try '--help'.\n`);
+  const recorded = command === "create" ? replies.unexpectedCreate : command === "exec" ? replies.unexpectedExec : replies.unexpectedList;
+  return new UsageError(recorded.stderr.replaceAll("--bogus", arg).replace("Usage: msb list", `Usage: msb ${command}`), recorded.exitCode ?? 2);
 }
 
 /** `--flag=value` → value; the driver always writes the `=` form. */
@@ -39,7 +46,7 @@ function valueOf(arg: string, flag: string): string | undefined {
 }
 
 /** clap's text for a value that is not a whole number, as real msb printed it (fixtures/stand-in-replies). */
-function wholeNumber(value: string, flag: string, placeholder: string, replies: { fractionalCpus: { stderr: string } }): number {
+function wholeNumber(value: string, flag: string, placeholder: string): number {
   if (/^[0-9]+$/.test(value)) return Number(value);
   const text = replies.fractionalCpus.stderr.replace("'0.5'", `'${value}'`).replace("'--cpus <CPUS>'", `'${flag} <${placeholder}>'`);
   throw new UsageError(text);
@@ -60,7 +67,7 @@ function bind(value: string, file: boolean): StoredSandbox["binds"][number] {
 }
 
 /** `create IMAGE --name= --cpus= --memory= [--mount-dir=]… [--mount-file=]… --tmpfs=/tmp: --mount-named=V:/home/agent [--label=]… NETWORK --quiet [--replace]`. */
-export function parseCreate(args: string[], replies: { fractionalCpus: { stderr: string } }): { sandbox: Omit<StoredSandbox, "createdAt">; replace: boolean } {
+export function parseCreate(args: string[]): { sandbox: Omit<StoredSandbox, "createdAt">; replace: boolean } {
   const [image, ...flags] = args;
   if (!image || image.startsWith("-")) throw new UsageError("error: the stand-in msb (a FAKE) needs IMAGE first, as the driver writes it\n\nUsage: msb create [OPTIONS] [IMAGE]\n\nFor more information, try '--help'.\n");
   const sandbox: Omit<StoredSandbox, "createdAt"> = { name: "", image, cpus: 0, memoryMib: 0, binds: [], tmpSizeMib: 0, volume: "", labels: {}, network: { mode: "none" } };
@@ -72,7 +79,7 @@ export function parseCreate(args: string[], replies: { fractionalCpus: { stderr:
   for (const arg of flags) {
     let value: string | undefined;
     if ((value = valueOf(arg, "--name")) !== undefined) sandbox.name = value;
-    else if ((value = valueOf(arg, "--cpus")) !== undefined) sandbox.cpus = wholeNumber(value, "--cpus", "CPUS", replies);
+    else if ((value = valueOf(arg, "--cpus")) !== undefined) sandbox.cpus = wholeNumber(value, "--cpus", "CPUS");
     else if ((value = valueOf(arg, "--memory")) !== undefined) sandbox.memoryMib = mebibytes(value, "--memory <MEMORY>");
     else if ((value = valueOf(arg, "--mount-dir")) !== undefined) sandbox.binds.push(bind(value, false));
     else if ((value = valueOf(arg, "--mount-file")) !== undefined) sandbox.binds.push(bind(value, true));
@@ -114,7 +121,7 @@ export function parseExec(args: string[]): ExecCommand {
     else if (arg === "--no-tty") noTty = true;
     else if (arg === "--quiet") quiet = true;
     else if (arg === "--stream") command.stream = true;
-    else throw new UsageError(`error: unexpected argument '${arg}' found\n\nUsage: msb exec [OPTIONS] <NAME> [-- <COMMAND>...]\n\nFor more information, try '--help'.\n`);
+    else throw unexpected("exec", arg);
   }
   if (!noTty || !quiet) throw new UsageError("error: the stand-in msb (a FAKE) runs only --no-tty --quiet execs, as the driver writes them\n\nUsage: msb exec [OPTIONS] <NAME> [-- <COMMAND>...]\n\nFor more information, try '--help'.\n");
   return command;

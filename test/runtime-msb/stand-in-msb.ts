@@ -101,7 +101,7 @@ function guestSpec(sandbox: Omit<StoredSandbox, "createdAt">): VmSpec {
 }
 
 async function create(args: string[]): Promise<number> {
-  const { sandbox, replace } = parseCreate(args, repliesFixture.replies);
+  const { sandbox, replace } = parseCreate(args);
   if (readSandbox(sandbox.name) && !replace) return reply("alreadyExists", { name: sandbox.name });
   const local = localDriver();
   let spec: VmSpec;
@@ -192,8 +192,8 @@ async function remove(args: string[]): Promise<number> {
 }
 
 async function volume(args: string[]): Promise<number> {
-  if (args[0] !== "remove" || args.length !== 2 || !args[1] || args[1].startsWith("-")) throw new UsageError(`error: unexpected argument '${args.join(" ")}' found\n\nUsage: msb volume remove <NAME>\n\nFor more information, try '--help'.\n`);
-  const name = args[1];
+  const { name } = parseNamed("volume remove", args.slice(1), [[]]);
+  if (args[0] !== "remove") throw new UsageError(`error: the stand-in msb (a FAKE) has only \`volume remove\`, not ${JSON.stringify(args[0])}\n`);
   if (!existsSync(join(volumesDir, name))) return reply("volumeNotFound", { volume: name });
   const local = localDriver();
   const holders = (await local.list({})).filter((vm) => vm.spec.volume.name === name);
