@@ -52,6 +52,19 @@ export class Runsc implements OciRuntime {
     releaseHostMounts(hostMountsDir(this.options.stateDir, vm.name));
   }
 
+  /** Prepared mounts of VMs whose directory is gone (a crash between remove's steps), detached and removed. */
+  async cleanUpLeftovers(vmNames: string[]): Promise<string[]> {
+    const dir = hostMountsDir(this.options.stateDir, "");
+    if (!existsSync(dir)) return [];
+    const known = new Set(vmNames);
+    const removed: string[] = [];
+    for (const name of readdirSync(dir).filter((entry) => !known.has(entry))) {
+      releaseHostMounts(hostMountsDir(this.options.stateDir, name));
+      removed.push(`gvisor host mounts of ${name}`);
+    }
+    return removed;
+  }
+
   /**
    * `runsc run --detach`; the pid file gets the sandbox (Sentry) process. Like crun, runsc hands its stdio
    * to the container's init, so it gets /dev/null and reports through --log.

@@ -22,6 +22,11 @@ export class Crun implements OciRuntime {
 
   async release(): Promise<void> {}
 
+  /** crun keeps nothing outside a VM's directory and cgroup, which incomplete.ts already sweeps. */
+  async cleanUpLeftovers(): Promise<string[]> {
+    return [];
+  }
+
   /** The container's PID 1 sees the guest's mounts; the guest's loopback is its network namespace's. */
   async checkStarted(vm: RuntimeVm, pid: number): Promise<string[]> {
     const problems = mountProblems(pid, vm.spec.mounts);

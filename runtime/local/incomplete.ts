@@ -27,6 +27,7 @@ export async function cleanUpIncomplete(ctx: DriverContext): Promise<string[]> {
     rmSync(ctx.paths.volumeDir(name), { recursive: true, force: true });
     removed.push(`volume ${name}`);
   }
+  removed.push(...(await ctx.runtime.cleanUpLeftovers(entries(ctx.paths.vmsDir))));
   removed.push(...(await releaseStrayDisks(ctx)));
   const registry = ctx.volumes.uidRegistry();
   for (const { firstUid, volume } of registry.ownClaims()) {

@@ -33,4 +33,9 @@ export interface OciRuntime {
   delete(id: string): Promise<void>;
   /** Host-side resources of a VM to release once all its processes are gone (runsc: the idmapped mounts). */
   release(vm: Pick<RuntimeVm, "name">): Promise<void>;
+  /**
+   * At startup (incomplete.ts): what this runtime keeps for VMs that no longer exist — left by a crash
+   * between steps — is removed; returns what went, for the log. `vmNames`: every VM directory there is.
+   */
+  cleanUpLeftovers(vmNames: string[]): Promise<string[]>;
 }
