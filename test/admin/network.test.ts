@@ -28,7 +28,7 @@ describe("bun run network", () => {
       MEMORY     1G (default)
       NETWORK    none (default)
       IMAGE      builtin (default)
-      ISOLATION  auto (default)
+      ISOLATION  microvm (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -47,7 +47,7 @@ describe("bun run network", () => {
       MEMORY     1G (default)
       NETWORK    allowlist: api.github.com, *.example.com, loopback (session override)
       IMAGE      builtin (default)
-      ISOLATION  auto (default)
+      ISOLATION  microvm (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -

@@ -79,7 +79,7 @@ describe("bun run settings", () => {
       forwardGitCredentials  false
       diskMib                4096 (4G)
       image                  builtin
-      isolation              auto
+      isolation              microvm
       "
     `);
   });
@@ -100,7 +100,7 @@ describe("bun run settings", () => {
       forwardGitCredentials  false
       diskMib                4096 (4G)
       image                  builtin
-      isolation              auto
+      isolation              microvm
       "
     `);
     expect(await m.client.settings.get()).toMatchObject({ memoryMib: 1536, idleStopMinutes: 120, execTimeoutMs: 90_000, maxRunningVms: 3, defaultForNewSessions: false, network: { mode: "allowlist", allow: ["api.github.com", "*.example.com"] } });
@@ -139,7 +139,7 @@ describe("bun run sandbox", () => {
       MEMORY     1G (default)
       NETWORK    none (default)
       IMAGE      builtin (default)
-      ISOLATION  auto (default)
+      ISOLATION  microvm (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -157,7 +157,7 @@ describe("bun run sandbox", () => {
       MEMORY     1G (default)
       NETWORK    none (default)
       IMAGE      builtin (default)
-      ISOLATION  auto (default)
+      ISOLATION  microvm (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -
@@ -191,7 +191,7 @@ describe("bun run resources", () => {
       MEMORY     512M (session override)
       NETWORK    none (default)
       IMAGE      builtin (default)
-      ISOLATION  auto (default)
+      ISOLATION  microvm (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -
