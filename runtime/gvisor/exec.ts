@@ -5,13 +5,14 @@
 // cgroup, so a guest that runs it out of memory or pids gets the whole VM killed by the host kernel (the
 // host stays within the limits either way). The command then ends with 137 and a line on stderr saying
 // why; the VM is stopped, with its volume, and the next command boots it again.
+import type { FileSink } from "bun";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
 import type { DriverContext } from "../local/context";
 import { readLog } from "../local/crun";
-import { envList, readyToExec, streamUntilExit, superviseExec } from "../local/exec";
+import { envList, readyToExec, streamUntilExit, superviseExec, type ExecAttach } from "../local/exec";
 import { guestProcess } from "../local/oci-config";
 import { holdStartupOutput } from "../local/startup-hold";
 import { PRELOAD_ENV } from "./gvisor-config";
@@ -37,7 +38,7 @@ function gvisorEnv(extra: Record<string, string> | undefined): string[] {
 }
 
 /** The guest's process table, read by a short exec of its own (a session of its own: never in the tree). */
-async function guestProcesses(ctx: DriverContext, id: string): Promise<ReturnType<typeof parseStatLines>> {
+export async function guestProcesses(ctx: DriverContext, id: string): Promise<ReturnType<typeof parseStatLines>> {
   const script = "for f in /proc/[0-9]*/stat; do read -r line < \"$f\" && echo \"$line\"; done 2>/dev/null";
   const proc = Bun.spawn(ctx.runtime.argv(["exec", id, "/bin/sh", "-c", script]), { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
   const [text] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
@@ -55,7 +56,17 @@ async function killExecTree(ctx: DriverContext, id: string, rootPid: number, sti
   }
 }
 
-export async function execInSandbox(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+function readGuestPid(pidFile: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(pidFile, "utf8").trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `attach`: for a terminal (runtime/local/terminal.ts), stdin becomes a pipe, handed over with the command's guest pid. */
+export async function execInSandbox(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   readyToExec(ctx, name, request);
 
   const id = runscId(ctx.paths.containerId(name));
@@ -66,12 +77,13 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   writeFileSync(processFile, JSON.stringify(guestProcess(request.argv, request.cwd, gvisorEnv(request.env))), { mode: 0o600 });
   const proc = Bun.spawn(
     ctx.runtime.argv(["--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
-    { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+    { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
+  if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink, guestPid: () => readGuestPid(pidFile) });
   const { exitCode, cancelReason, disarm } = superviseExec(proc, request, async (running, deadline) => {
     // The command's guest pid is known once runsc has started it.
-    while (running() && !existsSync(pidFile) && performance.now() < deadline) await Bun.sleep(10);
-    const rootPid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : undefined;
+    while (running() && readGuestPid(pidFile) === undefined && performance.now() < deadline) await Bun.sleep(10);
+    const rootPid = readGuestPid(pidFile);
     if (rootPid) await killExecTree(ctx, id, rootPid, running, deadline);
     while (running() && performance.now() < deadline) await Bun.sleep(10);
   });

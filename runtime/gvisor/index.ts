@@ -2,13 +2,15 @@
 // blocks, cgroup limits, records and recovery — run under runsc (gVisor) instead of crun, so the guest's
 // system calls reach gVisor's user-space kernel (the Sentry) instead of the host kernel. What differs is
 // in this folder: runsc.ts (the runtime), gvisor-config.ts (the config changes), exec.ts (commands and
-// their kill), host-mounts.ts (idmapped mounts runsc cannot make), statx-shim.c (a runsc bug worked around).
+// their kill), terminal.ts (finding the shell's PTY), host-mounts.ts (idmapped mounts runsc cannot make),
+// statx-shim.c (a runsc bug worked around).
 import { join } from "node:path";
 import { createLocalDriver, type LocalDriver, type LocalDriverOptions } from "../local/index";
 import { execInSandbox } from "./exec";
 import { probeGvisor } from "./probe";
 import { Runsc } from "./runsc";
 import { ensureStatxShim } from "./statx-shim";
+import { RUNSC_TERMINAL } from "./terminal";
 
 export type GvisorDriverOptions = LocalDriverOptions & { runscPath?: string };
 
@@ -29,9 +31,8 @@ export function createGvisorDriver(options: GvisorDriverOptions): LocalDriver {
       runtime: runsc,
       probe: () => probeGvisor({ runsc, runscPath, initPath, unsharePath, layout, rootfsDir: options.rootfsDir, stateDir: paths.stateDir }),
       ping: async () => runscPath !== null && (await runsc.version()) !== undefined,
-      exec: execInSandbox,
-      // The local tier's terminal finds the shell's PTY through the host's /proc, where gVisor's guests are not.
-      terminal: false,
+      exec: (ctx, name, request, sink) => execInSandbox(ctx, name, request, sink),
+      terminal: RUNSC_TERMINAL,
     };
   });
 }

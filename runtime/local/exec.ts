@@ -117,7 +117,14 @@ class JoinFailedError extends RuntimeError {}
  * For a terminal (terminal.ts): stdin becomes a pipe, handed over with crun's host pid each time a
  * process is started (again after a retried join).
  */
-export type ExecAttach = (started: { pid: number; stdin: FileSink }) => void;
+export type ExecStarted = {
+  /** The runtime process's host pid (crun exec; runsc exec). */
+  pid: number;
+  stdin: FileSink;
+  /** The command's pid inside the guest, once the runtime has written it (runsc, whose guests are not host processes). */
+  guestPid?: () => number | undefined;
+};
+export type ExecAttach = (started: ExecStarted) => void;
 
 export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   for (let attempt = 1; ; attempt++) {

@@ -9,7 +9,7 @@ import type { DriverContext } from "./context";
 import { Crun } from "./crun";
 import { execInVm } from "./exec";
 import type { OciRuntime } from "./oci-runtime";
-import { openTerminal } from "./terminal";
+import { CRUN_TERMINAL, openTerminal, type TerminalBackend } from "./terminal";
 import { cleanUpIncomplete } from "./incomplete";
 import { createVm, removeVm, startVm, stopVm } from "./lifecycle";
 import { probeLocal } from "./probe";
@@ -50,7 +50,8 @@ export type OciTier = {
   /** Cheap liveness check of the runtime binary itself. */
   ping(): Promise<boolean>;
   exec(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult>;
-  terminal: boolean;
+  /** How openTerminal runs on this runtime; none: the driver has no openTerminal. */
+  terminal?: TerminalBackend;
 };
 /** What the driver computes once and a tier builds on. */
 export type TierBase = { paths: StatePaths; layout: CgroupLayout | undefined; initPath: string };
@@ -65,7 +66,7 @@ function crunTier(options: LocalDriverOptions, { paths, layout, initPath }: Tier
     probe: () => probeLocal({ crun, crunPath, initPath, unsharePath, layout, rootfsDir: options.rootfsDir }),
     ping: async () => crunPath !== null && (await crun.version()) !== undefined,
     exec: (ctx, name, request, sink) => execInVm(ctx, name, request, sink),
-    terminal: true,
+    terminal: CRUN_TERMINAL,
   };
 }
 
@@ -133,7 +134,7 @@ export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base:
     },
     openTerminal: (name, request, output) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
-      return openTerminal(context(), name, request, output);
+      return openTerminal(context(), name, request, output, tier.terminal);
     },
     inspect: async (name) => (isValidName(name) ? store.info(name) : undefined),
     list: async (labels) =>

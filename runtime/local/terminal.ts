@@ -8,9 +8,19 @@
 // script's child, read by the host from /proc (tty_nr), never from anything the guest says.
 import type { FileSink } from "bun";
 import { readFileSync } from "node:fs";
-import type { ExecResult, TerminalHandle, TerminalRequest } from "../driver";
+import type { ExecRequest, ExecResult, ExecSink, TerminalHandle, TerminalRequest } from "../driver";
 import type { DriverContext } from "./context";
-import { execInVm } from "./exec";
+import { execInVm, type ExecAttach, type ExecStarted } from "./exec";
+
+/**
+ * How a runtime runs the terminal's commands (with stdin attached for the shell) and finds the shell's
+ * PTY inside the guest. crun's is below; runsc's in runtime/gvisor/terminal.ts.
+ */
+export type TerminalBackend = {
+  exec(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult>;
+  /** The guest PTY (`/dev/pts/N`) of the shell under the started runtime process, once `script` has made it. */
+  findPts(ctx: DriverContext, name: string, started: ExecStarted): Promise<string | undefined>;
+};
 
 /** The PTY slave majors (UNIX98_PTY_SLAVE_MAJOR 136, 8 majors of 256 minors each). */
 const PTS_MAJORS = { first: 136, count: 8 };
@@ -58,10 +68,22 @@ function findPts(crunPid: number): string | undefined {
   return undefined;
 }
 
-export function openTerminal(ctx: Promise<DriverContext>, name: string, request: TerminalRequest, output: (chunk: Uint8Array) => void): TerminalHandle {
+/** crun: the shell is a host process (crun → script → shell), whose controlling terminal the host's /proc shows. */
+export const CRUN_TERMINAL: TerminalBackend = {
+  exec: execInVm,
+  findPts: async (_ctx, _name, started) => findPts(started.pid),
+};
+
+export function openTerminal(
+  ctx: Promise<DriverContext>,
+  name: string,
+  request: TerminalRequest,
+  output: (chunk: Uint8Array) => void,
+  backend: TerminalBackend = CRUN_TERMINAL,
+): TerminalHandle {
   const { rows, cols, ...exec } = request;
   let stdin: FileSink | undefined;
-  let crunPid: number | undefined;
+  let started: ExecStarted | undefined;
   let pts: string | undefined;
   let inputEnded = false;
   /**
@@ -82,8 +104,9 @@ export function openTerminal(ctx: Promise<DriverContext>, name: string, request:
     output(chunk);
   };
   const result: Promise<ExecResult> = ctx.then((context) =>
-    execInVm(context, name, { ...exec, argv: terminalArgv(rows, cols) }, { stdout: confirmed, stderr: confirmed }, (started) => {
-      ({ stdin, pid: crunPid } = started);
+    backend.exec(context, name, { ...exec, argv: terminalArgv(rows, cols) }, { stdout: confirmed, stderr: confirmed }, (attached) => {
+      started = attached;
+      stdin = attached.stdin;
       pts = undefined;
       for (const data of unconfirmed ?? []) send(data);
       if (inputEnded) void stdin.end();
@@ -91,10 +114,10 @@ export function openTerminal(ctx: Promise<DriverContext>, name: string, request:
   );
 
   /** A resize right after opening may come before script has started the shell: wait for it a little. */
-  async function waitForPts(): Promise<string | undefined> {
+  async function waitForPts(context: DriverContext): Promise<string | undefined> {
     const deadline = performance.now() + RESIZE_TIMEOUT_MS;
     for (;;) {
-      const found = crunPid === undefined ? undefined : findPts(crunPid);
+      const found = started === undefined ? undefined : await backend.findPts(context, name, started);
       if (found || performance.now() > deadline) return found;
       await Bun.sleep(20);
     }
@@ -107,10 +130,10 @@ export function openTerminal(ctx: Promise<DriverContext>, name: string, request:
     while (wanted) {
       const size = wanted;
       wanted = undefined;
-      pts ??= await waitForPts();
+      pts ??= await waitForPts(context);
       if (!pts) continue; // the shell never came up, or is gone
       const argv = ["stty", "-F", pts, "rows", String(size.rows), "cols", String(size.cols)];
-      await execInVm(context, name, { argv, cwd: "/", timeoutMs: RESIZE_TIMEOUT_MS }, { stdout: () => {}, stderr: () => {} }).catch(() => undefined);
+      await backend.exec(context, name, { argv, cwd: "/", timeoutMs: RESIZE_TIMEOUT_MS }, { stdout: () => {}, stderr: () => {} }).catch(() => undefined);
     }
   }
 
