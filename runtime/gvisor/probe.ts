@@ -1,6 +1,7 @@
 // The gvisor tier's capability probe: what the embedded driver needs of any host (local/probe.ts), plus
 // runsc, a platform it can run on here, and what the tier's own pieces need — each with its fix.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Capability } from "../driver";
 import { describeLayout, type CgroupLayout } from "../local/cgroup-layout";
 import { hostProblems } from "../local/probe";
@@ -27,6 +28,22 @@ function ptraceForbidden(): boolean {
   }
 }
 
+const SMOKE_TIMEOUT_MS = 15_000;
+
+/**
+ * Whether runsc can start a sandbox on this host at all (`runsc do true`, ~200 ms: ptrace allowed, its
+ * seccomp and namespaces accepted by the kernel, e.g. not inside a container that forbids them). The
+ * error text when not. No cgroups, no network, a root of its own under the state dir; nothing is left.
+ */
+async function sandboxProblem(runscPath: string, stateDir: string): Promise<string | undefined> {
+  const root = join(stateDir, "runsc-probe");
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const proc = Bun.spawn([runscPath, "--root", root, "--network=none", "--platform=ptrace", "--ignore-cgroups", "do", "true"], { cwd: "/", stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), SMOKE_TIMEOUT_MS);
+  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]).finally(() => clearTimeout(timer));
+  return code === 0 ? undefined : stderr.trim().split("\n").at(-1) || `exit ${code}`;
+}
+
 export async function probeGvisor(input: GvisorProbeInput): Promise<Capability> {
   const deps = `sudo ${INSTALL_DEPS_SCRIPT}`;
   const problems: Capability["problems"] = [];
@@ -38,6 +55,9 @@ export async function probeGvisor(input: GvisorProbeInput): Promise<Capability> 
   }
   if (ptraceForbidden()) {
     problems.push({ what: "the ptrace platform is unusable: kernel.yama.ptrace_scope is 3 (no ptrace at all)", fix: "sysctl -w kernel.yama.ptrace_scope=1 (needs a reboot once set to 3)" });
+  } else if (version && process.getuid?.() === 0) {
+    const problem = await sandboxProblem(input.runscPath!, input.stateDir);
+    if (problem) problems.push({ what: `runsc cannot start a sandbox on this host (ptrace platform): ${problem}`, fix: "run the manager on the host or in a VM, not in a container that forbids ptrace and namespaces; `runsc --platform=ptrace do true` shows the cause" });
   }
   if (!input.unsharePath) problems.push({ what: "unshare (util-linux) is missing; the repository's idmapped mounts need it", fix: deps });
   if (!existsSync(statxShimPath(input.stateDir)) && !Bun.which("gcc")) {

@@ -1,0 +1,38 @@
+// The gvisor driver's probe: each missing piece reported with its fix, VM calls refused meanwhile, and on
+// this host (runsc installed, ptrace allowed) nothing missing after a real sandbox started.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { RuntimeError } from "../../runtime/driver";
+import { createGvisorDriver } from "../../runtime/gvisor/index";
+
+describe("gvisor driver probe", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "ss-gvisor-probe-"));
+  afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+  test("runsc missing → listed with its fix; ping false; create → UNAVAILABLE naming it", async () => {
+    const driver = createGvisorDriver({ stateDir, runscPath: "runsc-that-does-not-exist" });
+    const capability = await driver.probe();
+    expect(capability.available).toBe(false);
+    const problem = capability.problems.find((p) => p.what === "runsc (gVisor) is not installed");
+    expect(problem?.fix).toContain("apt-get install -y runsc");
+    expect(problem?.fix).toContain("install-runtime-deps.sh");
+    expect(await driver.ping()).toBe(false);
+    const error = await driver
+      .create({ name: "never", image: "/", cpus: 1, memoryMib: 64, mounts: [], tmpSizeMib: 1, volume: { name: "never" }, labels: {}, network: { mode: "none" } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RuntimeError);
+    expect((error as RuntimeError).code).toBe("UNAVAILABLE");
+    expect((error as RuntimeError).message).toContain("gvisor runtime unavailable: runsc (gVisor) is not installed");
+  });
+
+  test("this host → available after a real sandbox started; the version names runsc and its platform; nothing left", async () => {
+    const driver = createGvisorDriver({ stateDir });
+    const capability = await driver.probe();
+    expect(capability.problems).toEqual([]);
+    expect(capability.version).toMatch(/^gvisor \(runsc \S+, ptrace platform, cgroup /);
+    expect(await driver.ping()).toBe(true);
+    expect(readdirSync(join(stateDir, "runsc-probe"))).toEqual([]);
+  });
+});
