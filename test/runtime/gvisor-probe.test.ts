@@ -4,8 +4,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RuntimeError } from "../../runtime/driver";
 import { createGvisorDriver } from "../../runtime/gvisor/index";
+import { expectRefusedUntilFixed } from "./local-target";
 
 describe("gvisor driver probe", () => {
   const stateDir = mkdtempSync(join(tmpdir(), "ss-gvisor-probe-"));
@@ -18,13 +18,7 @@ describe("gvisor driver probe", () => {
     const problem = capability.problems.find((p) => p.what === "runsc (gVisor) is not installed");
     expect(problem?.fix).toContain("apt-get install -y runsc");
     expect(problem?.fix).toContain("install-runtime-deps.sh");
-    expect(await driver.ping()).toBe(false);
-    const error = await driver
-      .create({ name: "never", image: "/", cpus: 1, memoryMib: 64, mounts: [], tmpSizeMib: 1, volume: { name: "never" }, labels: {}, network: { mode: "none" } })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RuntimeError);
-    expect((error as RuntimeError).code).toBe("UNAVAILABLE");
-    expect((error as RuntimeError).message).toContain("gvisor runtime unavailable: runsc (gVisor) is not installed");
+    await expectRefusedUntilFixed(driver, "gvisor runtime unavailable: runsc (gVisor) is not installed");
   });
 
   test("this host → available after a real sandbox started; the version names runsc and its platform; nothing left", async () => {

@@ -3,8 +3,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RuntimeError } from "../../runtime/driver";
 import { createLocalDriver } from "../../runtime/local/index";
+import { expectRefusedUntilFixed } from "./local-target";
 
 describe("local driver probe", () => {
   const stateDir = mkdtempSync(join(tmpdir(), "ss-probe-"));
@@ -23,13 +23,7 @@ describe("local driver probe", () => {
     expect(byWhat["crun is not installed"]).toContain("install-runtime-deps.sh");
     expect(Object.entries(byWhat).find(([what]) => what.startsWith("tini-static missing"))?.[1]).toContain("install-runtime-deps.sh");
     expect(Object.entries(byWhat).find(([what]) => what.startsWith("root filesystem not built"))?.[1]).toContain("build-rootfs.sh");
-    expect(await driver.ping()).toBe(false);
-    const error = await driver
-      .create({ name: "never", image: "/", cpus: 1, memoryMib: 64, mounts: [], tmpSizeMib: 1, volume: { name: "never" }, labels: {}, network: { mode: "none" } })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RuntimeError);
-    expect((error as RuntimeError).code).toBe("UNAVAILABLE");
-    expect((error as RuntimeError).message).toContain("crun is not installed");
+    await expectRefusedUntilFixed(driver, "crun is not installed");
   });
 
   test("nothing missing on this host → available, version names crun and the cgroup layout", async () => {

@@ -1,5 +1,6 @@
 // Test wiring for the local driver: deps and rootfs (built once, cached), a temp state dir, leak checks.
 import { expect } from "bun:test";
+import { RuntimeError, type RuntimeDriver } from "../../runtime/driver";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -80,4 +81,15 @@ export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
   releaseDisks(fixture.stateDir);
   rmSync(fixture.stateDir, { recursive: true, force: true });
   expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidRanges: [], disks: [] });
+}
+
+/** A driver whose probe finds something missing: ping says no, and create is refused as UNAVAILABLE naming `problem`. */
+export async function expectRefusedUntilFixed(driver: RuntimeDriver, problem: string): Promise<void> {
+  expect(await driver.ping()).toBe(false);
+  const error = await driver
+    .create({ name: "never", image: "/", cpus: 1, memoryMib: 64, mounts: [], tmpSizeMib: 1, volume: { name: "never" }, labels: {}, network: { mode: "none" } })
+    .catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(RuntimeError);
+  expect((error as RuntimeError).code).toBe("UNAVAILABLE");
+  expect((error as RuntimeError).message).toContain(problem);
 }
