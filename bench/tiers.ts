@@ -1,9 +1,9 @@
 // Isolation tiers benchmark (not a test): the same workloads on the host, in a local (crun) VM and in a
 // gvisor (runsc) VM, in one run, each as a ratio to the host. exec `true` into a running VM; cold create
 // (create → the first command's output); two system-call-heavy workloads: `find /usr -type f | wc -l` over
-// the guest image and `git status` in a repository of 10,000 files. Medians (and p95) over BENCH_RUNS;
-// samples interleaved across tiers so all see the same machine load. msb (microVM) cannot run here (no
-// usable KVM), so it has no column.
+// the guest image and `git status` in a repository of 10,000 files; and an idle VM's memory. Medians (and
+// p95) over BENCH_RUNS; samples interleaved across tiers so all see the same machine load. msb (microVM)
+// cannot run here (no usable KVM), so it has no column.
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -101,6 +101,16 @@ try {
     }
   }
 
+  // Memory of an idle VM: what its host cgroup holds (the driver's stats: page cache left out), once settled.
+  const idleMib = new Map<string, number>();
+  for (const [tier, driver] of tiers) {
+    const s = spec();
+    await driver.create(s);
+    await Bun.sleep(2000);
+    idleMib.set(tier, ((await driver.stats?.(s.name))?.usage?.memoryBytes ?? NaN) / 1024 / 1024);
+    await driver.remove(s.name);
+  }
+
   const versions = await Promise.all(tiers.map(async ([, driver]) => (await driver.probe()).version));
   console.log(`\n${versions.join("; ")}; host ${process.arch}, ${navigator.hardwareConcurrency} CPUs`);
   console.log(`medians (p95) in ms; ratio = tier median / host median; exec ${RUNS} runs, workloads ${WORK_RUNS}, cold ${COLD_RUNS}\n`);
@@ -115,7 +125,8 @@ try {
     });
     console.log(`${name.padEnd(34)}${cells.join("")}`);
   }
-  console.log("\nmsb (microVM): not measured: it needs a usable /dev/kvm, and this host's is kvm_pvm (no nested virtualisation).");
+  console.log(`\nmemory of an idle VM (host cgroup, page cache left out): ${[...idleMib].map(([tier, mib]) => `${tier} ${mib.toFixed(1)} MiB`).join(", ")}`);
+  console.log("msb (microVM): not measured: it needs a usable /dev/kvm, and this host's is kvm_pvm (no nested virtualisation).");
 } finally {
   for (const [, driver] of tiers) for (const vm of await driver.list({ bench: "tiers" })) await driver.remove(vm.name);
   rmSync(tmp, { recursive: true, force: true });
