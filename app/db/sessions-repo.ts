@@ -23,7 +23,7 @@ export type SessionRow = {
   isolationOverride: IsolationChoice | null;
 };
 
-type RawRow = {
+export type RawRow = {
   id: string;
   parent_id: string | null;
   fork_of: string | null;
@@ -39,7 +39,11 @@ type RawRow = {
   isolation_override: IsolationChoice | null;
 };
 
-function fromRaw(raw: RawRow): SessionRow {
+/** Every column a SessionRow holds: not pinned_mounts, a JSON document only the exec path reads (pinnedMounts). */
+export const SESSION_COLUMNS =
+  "id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override, isolation_override";
+
+export function fromRaw(raw: RawRow): SessionRow {
   return {
     id: raw.id,
     parentId: raw.parent_id,
@@ -60,7 +64,7 @@ function fromRaw(raw: RawRow): SessionRow {
 export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride">;
 
 export function createSessionsRepo(db: Database) {
-  const byId = db.query<RawRow, [string]>("SELECT * FROM sessions WHERE id = ?");
+  const byId = db.query<RawRow, [string]>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`);
   const insert = db.query(
     `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override, isolation_override)
      VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride, $imageOverride, $isolationOverride)`,
@@ -78,7 +82,7 @@ export function createSessionsRepo(db: Database) {
   const deleteOne = db.query<unknown, [string]>("DELETE FROM sessions WHERE id = ?");
   const pinnedMounts = db.query<{ pinned_mounts: string | null }, [string]>("SELECT pinned_mounts FROM sessions WHERE id = ?");
   const setPinnedMounts = db.query<unknown, [string, string]>("UPDATE sessions SET pinned_mounts = ? WHERE id = ?");
-  const all = db.query<RawRow, []>("SELECT * FROM sessions ORDER BY created_at, id");
+  const all = db.query<RawRow, []>(`SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY created_at, id`);
 
   return {
     get(id: string): SessionRow | undefined {

@@ -2,6 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { createSecretGrantsRepo } from "../db/secret-grants-repo";
 import { createSessionsRepo } from "../db/sessions-repo";
+import { createSessionSandboxRepo } from "../db/session-sandbox-repo";
 import { createSettingsRepo } from "../db/settings-repo";
 import { createVmStopsRepo } from "../db/vm-stops-repo";
 import { createExecHistoryRepo } from "../db/exec-history-repo";
@@ -59,7 +60,7 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
     }
     notify(event);
   }, protectedDirs);
-  const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, sessions, settings, host, now, notify, vmStops, normalizeImage, checkIsolation);
+  const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, createSessionSandboxRepo(db), sessions, settings, host, now, notify, normalizeImage, checkIsolation);
   return { host, settings, sessions, sessionSandbox, vmStops, secretGrants, execHistory };
 }
 

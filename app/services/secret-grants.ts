@@ -20,16 +20,21 @@ export function createSecretGrants(repo: SecretGrantsRepo, configured: readonly 
     if (unknown.length > 0) throw new SecretNotConfiguredError(unknown, [...known]);
   }
 
-  function of(rootSessionId: string): SessionSecrets {
-    const granted = repo.list(rootSessionId);
+  /** What a root with these grants gets (read elsewhere, e.g. with the rest of its view). */
+  function withGrants(granted: string[]): SessionSecrets {
     const effective = secrets.filter((s) => s.scope === "all" || granted.includes(s.name)).map((s) => s.name);
     return { granted, effective };
+  }
+
+  function of(rootSessionId: string): SessionSecrets {
+    return withGrants(repo.list(rootSessionId));
   }
 
   return {
     configured: (): ConfiguredSecret[] => secrets.map((s) => ({ ...s, hosts: [...s.hosts] })),
     check,
     of,
+    withGrants,
     /** The root's grants become exactly `names` (checked first: a refusal changes nothing). */
     replace(rootSessionId: string, names: readonly string[]): void {
       check(names);

@@ -1,10 +1,11 @@
 // A session's sandbox mode and resources: read through the root, change only on a root.
+import type { SessionSandboxRepo } from "../db/session-sandbox-repo";
 import type { ModeSource, SessionsRepo } from "../db/sessions-repo";
-import type { VmStop, VmStopsRepo } from "../db/vm-stops-repo";
-import { ChildSessionLockedError, SandboxDisabledError } from "../errors";
+import type { VmStop } from "../db/vm-stops-repo";
+import { ChildSessionLockedError, SandboxDisabledError, SessionNotFoundError } from "../errors";
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
-import type { SessionsService } from "./sessions";
+import { MAX_SESSION_DEPTH, walkToRoot, type SessionsService } from "./sessions";
 import type { NetworkPolicy } from "../../runtime/driver";
 import { checkResources, type CheckIsolation, type NormalizeImage, type SettingsService } from "./settings";
 import type { IsolationChoice } from "../../runtime/isolation";
@@ -53,18 +54,22 @@ export type SessionSandboxUpdate = {
 export function createSessionSandboxService(
   secretGrants: SecretGrants,
   repo: SessionsRepo,
+  viewRepo: SessionSandboxRepo,
   sessions: SessionsService,
   settings: SettingsService,
   host: HostLimits,
   now: () => number,
   notify: Notify = () => undefined,
-  vmStops?: VmStopsRepo,
   normalizeImage: NormalizeImage = (choice) => choice,
   checkIsolation: CheckIsolation = () => undefined,
 ) {
+  /** Every row the view needs in one read (see session-sandbox-repo.ts), walked by the same rules as rootOf. */
   function get(id: string): SessionSandboxView {
-    const session = sessions.require(id);
-    const { root } = sessions.rootOf(session);
+    const lineage = viewRepo.lineage(id, MAX_SESSION_DEPTH);
+    const session = lineage[0]?.session;
+    if (!session) throw new SessionNotFoundError(id);
+    const { root, depth } = walkToRoot(session, (parentId, at) => (lineage[at]?.session.id === parentId ? lineage[at].session : undefined));
+    const { grants, lastStop } = lineage[depth]!;
     const current = settings.get();
     const hasOverride = root.cpusOverride !== null || root.memoryMibOverride !== null;
     return {
@@ -89,10 +94,10 @@ export function createSessionSandboxService(
         effective: root.imageOverride === null ? current.image : (JSON.parse(root.imageOverride) as ImageChoice),
       },
       isolation: { override: root.isolationOverride, effective: root.isolationOverride ?? current.isolation },
-      secrets: secretGrants.of(root.id),
+      secrets: secretGrants.withGrants([...grants]),
       toggledAt: root.toggledAt,
       vmName: vmNameFor(root.id),
-      lastStop: vmStops?.get(root.id) ?? null,
+      lastStop: lastStop && { ...lastStop },
     };
   }
 

@@ -31,6 +31,26 @@ export type SessionView = {
   createdAt: number;
 };
 
+/**
+ * Walks parents up to the root, refusing loops and chains deeper than MAX_SESSION_DEPTH. `parentAt(id, depth)`
+ * is the parent `id`, `depth` steps above `row`, or undefined when it does not exist (a 404 naming it).
+ */
+export function walkToRoot(row: SessionRow, parentAt: (id: string, depth: number) => SessionRow | undefined): { root: SessionRow; depth: number } {
+  const seen = new Set<string>([row.id]);
+  let current = row;
+  let depth = 0;
+  while (current.parentId !== null) {
+    if (seen.has(current.parentId)) throw new SessionCycleError(row.id);
+    depth += 1;
+    if (depth > MAX_SESSION_DEPTH) throw new SessionTooDeepError(row.id, MAX_SESSION_DEPTH);
+    seen.add(current.parentId);
+    const parent = parentAt(current.parentId, depth);
+    if (!parent) throw new SessionNotFoundError(current.parentId);
+    current = parent;
+  }
+  return { root: current, depth };
+}
+
 export function createSessionsService(repo: SessionsRepo, settings: SettingsService, now: () => number, notify: Notify = () => undefined, protectedDirs?: ProtectedDirs) {
   function require(id: string): SessionRow {
     const row = repo.get(id);
@@ -38,19 +58,9 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
     return row;
   }
 
-  /** Walks parents up to the root, refusing loops and chains deeper than MAX_SESSION_DEPTH. */
+  /** The root of a session, reading each parent in turn (see walkToRoot). */
   function rootOf(row: SessionRow): { root: SessionRow; depth: number } {
-    const seen = new Set<string>([row.id]);
-    let current = row;
-    let depth = 0;
-    while (current.parentId !== null) {
-      if (seen.has(current.parentId)) throw new SessionCycleError(row.id);
-      depth += 1;
-      if (depth > MAX_SESSION_DEPTH) throw new SessionTooDeepError(row.id, MAX_SESSION_DEPTH);
-      seen.add(current.parentId);
-      current = require(current.parentId);
-    }
-    return { root: current, depth };
+    return walkToRoot(row, (id) => repo.get(id));
   }
 
   function view(row: SessionRow): SessionView {

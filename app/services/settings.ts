@@ -106,13 +106,22 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     isolation: env.isolation ?? "auto",
   };
 
-  function get(): SandboxSettings {
+  function read(): SandboxSettings {
     const stored = repo.readAll();
     const settings = { ...defaults };
     for (const key of Object.keys(defaults) as (keyof SandboxSettings)[]) {
       if (key in stored) (settings as Record<string, unknown>)[key] = stored[key];
     }
     return settings;
+  }
+
+  // Read once, then again after each write: every read path (each GET, each command) used to query the table,
+  // and this service is the only writer of it (the admin scripts go through the API; one manager per data dir).
+  let cached = read();
+
+  /** A copy of the current settings; its nested objects (network, image) are shared, as the defaults' always were. */
+  function get(): SandboxSettings {
+    return { ...cached };
   }
 
   function patch(changes: SettingsPatch): SandboxSettings {
@@ -130,6 +139,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     }
     const before = get();
     repo.write(changes);
+    cached = read();
     const after = get();
     if (before.enabled && !after.enabled) notify({ type: "sandboxing-disabled" });
     if (after.maxRunningVms !== before.maxRunningVms) notify({ type: "cap-changed" });

@@ -74,6 +74,18 @@ describe("GET /api/session-sandbox/:id", () => {
     for (let i = 0; i < 40; i++) insert.run(`ses_d${i}`, i === 0 ? "ses_root" : `ses_d${i - 1}`);
     expect((await t.request("GET", "/api/session-sandbox/ses_d39")).status).toBe(400);
   });
+
+  test("read, then any write to its rows (even by raw SQL) → read again, the write shows", async () => {
+    expect(await t.client.sandbox.get("ses_child")).toMatchObject({ sandboxed: true, lastStop: null, secrets: { granted: [] } });
+    t.db.run("UPDATE sessions SET sandboxed = 0 WHERE id = 'ses_root'");
+    expect((await t.client.sandbox.get("ses_child")).sandboxed).toBe(false);
+    t.services.vmStops.record("ses_root", { vmName: "ocm-session-x", status: "stopped", reason: "idle", at: 5 });
+    expect((await t.client.sandbox.get("ses_child")).lastStop).toEqual({ vmName: "ocm-session-x", status: "stopped", reason: "idle", at: 5 });
+    t.db.run("INSERT INTO secret_grants (root_session_id, name, granted_at) VALUES ('ses_root', 'GH', 1)");
+    expect((await t.client.sandbox.get("ses_child")).secrets.granted).toEqual(["GH"]);
+    t.db.run("DELETE FROM sessions WHERE id = 'ses_root'");
+    expect((await t.request("GET", "/api/session-sandbox/ses_child")).status).toBe(404);
+  });
 });
 
 describe("PUT /api/session-sandbox/:id", () => {
