@@ -1,11 +1,14 @@
 // OpenCode round-trip benchmark: `!echo hi` (POST /session/:id/shell) through a real `opencode serve` with
 // our plugin and shim, in a sandboxed session (→ the session's VM) against the same in a session toggled off
-// (→ the shim passes through to the host shell) and a stock directory (no plugin, no shim), same run.
-import { rmSync, writeFileSync } from "node:fs";
+// (→ the shim passes through to the host shell) and a stock directory (no plugin, no shim), same run. A
+// fourth project runs the shim with SANDBOX_SHIM=bun (the Bun shim-main.ts path) so the compiled helper and
+// the Bun path are compared in the same run. Runs are interleaved (one of each kind per round, the order
+// rotating), so the machine's drift hits every kind alike.
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir } from "../test/helpers";
 import { prepareLocalRuntime } from "../test/runtime/local-target";
-import { createSession, makeProject, opencodeConfig, PLUGIN, shellMode, startTestManager, type TestManager } from "../test/e2e/fixture";
+import { createSession, eventually, makeProject, opencodeConfig, PLUGIN, SHIM, shellMode, startTestManager, type TestManager } from "../test/e2e/fixture";
 import { startMockLlm } from "../test/e2e/mock-llm";
 import { startOpencode, type OpencodeServer } from "../test/e2e/opencode-server";
 import { stats, timed, type Stats } from "./exec-support";
@@ -18,44 +21,74 @@ const llm = startMockLlm();
 let manager: TestManager | undefined;
 let oc: OpencodeServer | undefined;
 
-async function measure(server: OpencodeServer, sessionID: string, expectSandbox: boolean): Promise<Stats> {
-  const check = (output: string | undefined) => {
-    if (output !== "hi\n") throw new Error(`unexpected output ${JSON.stringify(output)} (sandbox expected: ${expectSandbox})`);
-  };
-  for (let i = 0; i < WARMUP; i++) check((await shellMode(server, sessionID, "echo hi")).state.output);
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) samples.push(await timed(async () => check((await shellMode(server, sessionID, "echo hi")).state.output)));
-  return stats(samples);
+type Kind = { name: string; server: OpencodeServer; sessionID: string; samples: number[] };
+
+async function once(kind: Kind): Promise<number> {
+  return timed(async () => {
+    const output = (await shellMode(kind.server, kind.sessionID, "echo hi")).state.output;
+    if (output !== "hi\n") throw new Error(`${kind.name}: unexpected output ${JSON.stringify(output)}`);
+  });
+}
+
+async function measure(kinds: Kind[]): Promise<Map<string, Stats>> {
+  for (let i = 0; i < WARMUP; i++) for (const kind of kinds) await once(kind);
+  for (let round = 0; round < RUNS; round++) {
+    for (let k = 0; k < kinds.length; k++) {
+      const kind = kinds[(round + k) % kinds.length]!;
+      kind.samples.push(await once(kind));
+    }
+  }
+  return new Map(kinds.map((kind) => [kind.name, stats(kind.samples)]));
 }
 
 const fmt = (s: Stats) => `median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms`;
+const ratio = (a: Stats, b: Stats) => `${(a.median / b.median).toFixed(2)}x median, ${(a.p95 / b.p95).toFixed(2)}x p95`;
 
 try {
   manager = await startTestManager(await prepareLocalRuntime());
+  const options = { url: manager.process.url, token: manager.process.token };
   const project = makeProject(root, "repo");
+  const bunProject = makeProject(root, "repo-bun-shim");
   const stock = makeProject(root, "stock");
   const { shell: _shell, plugin: _plugin, ...stockConfig } = opencodeConfig(llm.url, []);
   writeFileSync(join(stock, "opencode.json"), JSON.stringify(stockConfig));
-  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, { url: manager.process.url, token: manager.process.token }]]) });
+  // The same shim, told to take the Bun path: the "before" of the compiled helper, in the same run.
+  const bunShim = join(root, "bun-shim");
+  writeFileSync(bunShim, `#!/bin/sh\nSANDBOX_SHIM=bun exec '${SHIM}' "$@"\n`);
+  chmodSync(bunShim, 0o755);
+  writeFileSync(join(bunProject, "opencode.json"), JSON.stringify({ ...opencodeConfig(llm.url, [[PLUGIN, options]]), shell: bunShim }));
+  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, options]]) });
+  const bunServer = oc.at(bunProject);
+  const stockServer = oc.at(stock);
 
   const sandboxed = await createSession(oc);
   const host = await createSession(oc);
+  const bunSandboxed = await createSession(bunServer);
+  const stockSession = await createSession(stockServer);
+  // session.created registers in the background: wait for it before reading or toggling.
+  const registered = async (id: string) => (await manager!.client.sandbox.get(id).catch(() => null)) !== null;
+  await eventually(async () => (await registered(sandboxed)) && (await registered(host)) && (await registered(bunSandboxed)));
   const { vmName } = await manager.client.sandbox.get(sandboxed);
   await manager.client.sandbox.set(host, { sandboxed: false });
-  const stockServer = oc.at(stock);
-  const stockSession = await createSession(stockServer);
 
-  const vm = await measure(oc, sandboxed, true);
-  const passthrough = await measure(oc, host, false);
-  const builtin = await measure(stockServer, stockSession, false);
+  const results = await measure([
+    { name: "vm", server: oc, sessionID: sandboxed, samples: [] },
+    { name: "vm-bun", server: bunServer, sessionID: bunSandboxed, samples: [] },
+    { name: "host", server: oc, sessionID: host, samples: [] },
+    { name: "stock", server: stockServer, sessionID: stockSession, samples: [] },
+  ]);
   if (!(await manager.client.vms.list()).vms.some((entry) => entry.name === vmName)) throw new Error("the sandboxed session has no VM: its commands did not run there");
+  const [vm, vmBun, passthrough, builtin] = ["vm", "vm-bun", "host", "stock"].map((name) => results.get(name)!) as [Stats, Stats, Stats, Stats];
 
-  console.log(`!echo hi through opencode serve 1.18.33, ${RUNS} runs after ${WARMUP} warm-up, one server, same run`);
-  console.log(`  sandboxed session (shim → manager → VM):   ${fmt(vm)}`);
-  console.log(`  toggled-off session (shim → host shell):   ${fmt(passthrough)}`);
-  console.log(`  stock directory (no plugin, /bin/bash):    ${fmt(builtin)}`);
-  console.log(`  ratio sandbox / host (same plugin):        ${(vm.median / passthrough.median).toFixed(2)}x median, ${(vm.p95 / passthrough.p95).toFixed(2)}x p95`);
-  console.log(`  ratio sandbox / stock OpenCode:            ${(vm.median / builtin.median).toFixed(2)}x median, ${(vm.p95 / builtin.p95).toFixed(2)}x p95`);
+  console.log(`!echo hi through opencode serve 1.18.33, ${RUNS} interleaved rounds after ${WARMUP} warm-up, one server, same run`);
+  console.log(`  sandboxed session (shim → manager → VM):        ${fmt(vm)}`);
+  console.log(`  sandboxed, SANDBOX_SHIM=bun (Bun shim-main.ts): ${fmt(vmBun)}`);
+  console.log(`  toggled-off session (shim → host shell):        ${fmt(passthrough)}`);
+  console.log(`  stock directory (no plugin, /bin/bash):         ${fmt(builtin)}`);
+  console.log(`  ratio sandbox / host (same plugin):             ${ratio(vm, passthrough)}`);
+  console.log(`  ratio sandbox / stock OpenCode:                 ${ratio(vm, builtin)}`);
+  console.log(`  ratio sandbox, Bun shim / stock OpenCode:       ${ratio(vmBun, builtin)}`);
+  console.log(`  ratio toggled-off / stock OpenCode:             ${ratio(passthrough, builtin)}`);
 } finally {
   await oc?.stop();
   llm.stop();

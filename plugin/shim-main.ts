@@ -48,6 +48,13 @@ async function runInVm(manager: SandboxClient, sessionID: string, command: strin
   refuse("the sandbox's answer ended without an exit status");
 }
 
+/** A boolean of a manager answer; an answer without one cannot say "not sandboxed", so it is a refusal. */
+function flagOf(answer: unknown, key: string, what: string): boolean {
+  const value = (answer as Record<string, unknown> | null)?.[key];
+  if (typeof value !== "boolean") refuse(`the manager's answer about ${what} has no boolean "${key}", so it cannot be trusted: ${JSON.stringify(answer)?.slice(0, 300)}`);
+  return value;
+}
+
 async function main(): Promise<never> {
   const config = loadPluginConfig(env);
   const commandAt = args.indexOf("-c");
@@ -63,11 +70,11 @@ async function main(): Promise<never> {
     // that has sandboxing off server-wide (or the explicit opt-out) lets these reach the host.
     if (env.SANDBOX_UNTAGGED_SHELL === "host") return passThrough();
     const settings = await manager.settings.get().catch((error: unknown) => (unreachable(error) ? null : refuse(`cannot reach the sandbox manager: ${(error as Error).message}`)));
-    if (settings === null || !settings.enabled) return passThrough();
+    if (settings === null || !flagOf(settings, "enabled", "the sandbox settings")) return passThrough();
     refuse("this shell has no OpenCode session identity (a PTY terminal, a slash-command template or the V2 runtime), so it cannot be sent to a session's sandbox. Set SANDBOX_UNTAGGED_SHELL=host to allow such shells on the host.");
   }
   const view = await manager.sandbox.get(sessionID).catch((error: unknown) => (unreachable(error) ? null : refuse(`cannot learn whether session ${sessionID} is sandboxed, so it is treated as sandboxed: ${(error as Error).message}`)));
-  if (view === null || !view.sandboxed) return passThrough();
+  if (view === null || !flagOf(view, "sandboxed", "the session")) return passThrough();
   if (command === undefined) refuse(`session ${sessionID} is sandboxed and an interactive shell cannot be sandboxed by the shim; run commands with -c`);
   return runInVm(manager, sessionID, command);
 }

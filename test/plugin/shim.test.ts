@@ -1,5 +1,6 @@
 // The shell shim on its own (no OpenCode, no manager): every path without a valid sandbox target exits 126
-// with a reason and runs nothing; only the documented opt-outs reach the host shell.
+// with a reason and runs nothing; only the documented opt-outs reach the host shell. Each case runs on both
+// of the shim's paths: the compiled helper (the default) and SANDBOX_SHIM=bun (shim-main.ts).
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -17,16 +18,23 @@ const closedPort = (() => {
 })();
 let markers = 0;
 
-function runShim(env: Record<string, string>) {
+const PATHS: Array<{ name: string; env: Record<string, string> }> = [
+  { name: "helper", env: {} },
+  { name: "SANDBOX_SHIM=bun", env: { SANDBOX_SHIM: "bun" } },
+];
+
+function runShimOn(path: Record<string, string>, env: Record<string, string>) {
   const marker = join(dir, `marker-${++markers}`);
   const result = Bun.spawnSync([SHIM, "-c", `touch ${marker}`], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SANDBOX_URL: `http://127.0.0.1:${closedPort}`, SANDBOX_API_TOKEN: "t", SANDBOX_MANAGER_TIMEOUT_MS: "2000", ...env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SANDBOX_URL: `http://127.0.0.1:${closedPort}`, SANDBOX_API_TOKEN: "t", SANDBOX_MANAGER_TIMEOUT_MS: "2000", ...path, ...env },
   });
   return { code: result.exitCode, stderr: result.stderr.toString(), ran: existsSync(marker) };
 }
 
-describe("shell shim", () => {
+for (const path of PATHS) describe(`shell shim (${path.name})`, () => {
+  const runShim = (env: Record<string, string>) => runShimOn(path.env, env);
+
   test("sandboxed session, manager stopped → 126, reason on stderr, nothing runs", () => {
     const result = runShim({ SANDBOX_SESSION_ID: "ses_1" });
     expect(result).toMatchObject({ code: 126, ran: false });
