@@ -15,7 +15,7 @@ import { readLog } from "../local/crun";
 import { envList, readyToExec, streamUntilExit, superviseExec, type ExecAttach } from "../local/exec";
 import { guestProcess } from "../local/oci-config";
 import { holdStartupOutput } from "../local/startup-hold";
-import { PRELOAD_ENV } from "./gvisor-config";
+import { filteredArgv, PRELOAD_ENV } from "./gvisor-config";
 import { execTree, parseStatLines } from "./process-tree";
 import { runscId } from "./runsc";
 
@@ -74,7 +74,7 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   const processFile = join(ctx.paths.execDir(name), `${execId}.json`);
   const pidFile = join(ctx.paths.execDir(name), `${execId}.pid`);
   const logFile = join(ctx.paths.execDir(name), `${execId}.log`);
-  writeFileSync(processFile, JSON.stringify(guestProcess(request.argv, request.cwd, gvisorEnv(request.env))), { mode: 0o600 });
+  writeFileSync(processFile, JSON.stringify(guestProcess(filteredArgv(request.argv), request.cwd, gvisorEnv(request.env))), { mode: 0o600 });
   const proc = Bun.spawn(
     ctx.runtime.argv(["--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
     { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },

@@ -3,11 +3,12 @@
 // - idmapped mounts (image directories, repositories) and every session mount's flags: runsc rejects the
 //   `idmap` option and applies no flags to binds, so these become host mounts prepared before each boot
 //   (host-mounts.ts), carried here as an annotation and bound from under the state dir;
-// - seccomp: runsc applies an OCI filter only to the container's init, never to `runsc exec` processes,
-//   so it is dropped: gVisor's Sentry, a kernel in user space, is what stands between the guest and the
-//   host's system calls (and it runs under runsc's own seccomp filter);
+// - seccomp: runsc applies an OCI filter only to the container's init, never to `runsc exec` processes, so
+//   `linux.seccomp` is dropped and every guest process (init and each command) starts through
+//   seccomp-exec.c, which installs the local tier's filter (compiled by seccomp-bpf.ts) and then runs it —
+//   under gVisor's Sentry, which checks the filter before it serves a call;
 // - the inotify hook: gVisor implements inotify itself, with its own limits;
-// - the statx shim is mounted and preloaded (statx-shim.c);
+// - the statx shim is mounted and preloaded (statx-shim.c); it and seccomp-exec are bound read-only;
 // - pids: with the ptrace platform each guest process costs the host a stub process and its threads, so
 //   the host cgroup's limit is scaled to keep the guest's process budget near the local tier's.
 import { join } from "node:path";
@@ -16,7 +17,7 @@ import type { OciConfig, OciMount } from "../local/oci-config";
 import type { RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
 import { UIDS_PER_VM } from "../local/volumes";
 import type { HostMount } from "./host-mounts";
-import { GUEST_STATX_SHIM } from "./statx-shim";
+import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM, type GuestBinaries } from "./guest-binaries";
 
 /** Where host-mounts.ts finds what to attach: the annotation holds the HostMount list as JSON. */
 export const HOST_MOUNTS_ANNOTATION = "dev.session-sandbox.host-mounts";
@@ -37,7 +38,12 @@ function sessionMountFor(spec: VmSpec, destination: string) {
   return spec.mounts.find((m) => m.hostPath === destination);
 }
 
-export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir: string; shimPath: string }): RuntimeConfig {
+/** A guest command as runsc is given it: started through seccomp-exec, so the VM's filter is on before it runs. */
+export function filteredArgv(argv: string[]): string[] {
+  return [GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, ...argv];
+}
+
+export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir: string; binaries: GuestBinaries }): RuntimeConfig {
   const dir = hostMountsDir(input.stateDir, vm.name);
   const hostMounts: HostMount[] = [];
   const rootMap = `0 ${vm.hostUidBase} ${UIDS_PER_VM}`;
@@ -61,14 +67,19 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
     }
     return { ...mount, options: withoutIdmapAndRecursiveFlags(options) };
   });
-  mounts.push({ destination: GUEST_STATX_SHIM, type: "bind", source: input.shimPath, options: ["bind", "ro"] });
+  const readOnly = (destination: string, source: string): OciMount => ({ destination, type: "bind", source, options: ["bind", "ro"] });
+  mounts.push(
+    readOnly(GUEST_STATX_SHIM, input.binaries.statxShim),
+    readOnly(GUEST_SECCOMP_EXEC, input.binaries.seccompExec),
+    readOnly(GUEST_SECCOMP_FILTER, input.binaries.seccompFilter),
+  );
   const { seccomp: _seccomp, ...linux } = config.linux;
   const { hooks: _hooks, ...rest } = config;
   return {
     ...rest,
     mounts,
     annotations: { [HOST_MOUNTS_ANNOTATION]: JSON.stringify(hostMounts) },
-    process: { ...config.process, env: [...config.process.env, PRELOAD_ENV] },
+    process: { ...config.process, args: filteredArgv(config.process.args), env: [...config.process.env, PRELOAD_ENV] },
     linux: {
       ...linux,
       resources: { ...linux.resources, pids: { limit: linux.resources.pids.limit * HOST_TASKS_PER_GUEST_PROCESS } },

@@ -3,13 +3,13 @@
 // system calls reach gVisor's user-space kernel (the Sentry) instead of the host kernel. What differs is
 // in this folder: runsc.ts (the runtime), gvisor-config.ts (the config changes), exec.ts (commands and
 // their kill), terminal.ts (finding the shell's PTY), host-mounts.ts (idmapped mounts runsc cannot make),
-// statx-shim.c (a runsc bug worked around).
+// seccomp-exec.c (the seccomp filter on every guest process) and statx-shim.c (a runsc bug worked around).
 import { join } from "node:path";
 import { createLocalDriver, type LocalDriver, type LocalDriverOptions } from "../local/index";
 import { execInSandbox } from "./exec";
 import { probeGvisor } from "./probe";
 import { Runsc } from "./runsc";
-import { ensureStatxShim } from "./statx-shim";
+import { ensureGuestBinaries, type GuestBinaries } from "./guest-binaries";
 import { RUNSC_TERMINAL } from "./terminal";
 
 export type GvisorDriverOptions = LocalDriverOptions & { runscPath?: string };
@@ -18,13 +18,13 @@ export function createGvisorDriver(options: GvisorDriverOptions): LocalDriver {
   return createLocalDriver(options, ({ paths, layout, initPath }) => {
     const runscPath = Bun.which(options.runscPath ?? "runsc");
     const unsharePath = Bun.which("unshare");
-    let shim: string | undefined;
+    let binaries: GuestBinaries | undefined;
     const runsc = new Runsc({
       runscPath: runscPath ?? "runsc",
       runscRoot: join(paths.stateDir, "runsc"),
       stateDir: paths.stateDir,
       layout,
-      shimPath: () => (shim ??= ensureStatxShim(paths.stateDir)),
+      binaries: () => (binaries ??= ensureGuestBinaries(paths.stateDir)),
     });
     return {
       driverName: "gvisor",

@@ -7,7 +7,7 @@ import { describeLayout, type CgroupLayout } from "../local/cgroup-layout";
 import { hostProblems } from "../local/probe";
 import { INSTALL_DEPS_SCRIPT } from "../local/rootfs";
 import type { Runsc } from "./runsc";
-import { statxShimPath } from "./statx-shim";
+import { guestBinaryPaths } from "./guest-binaries";
 
 export type GvisorProbeInput = {
   runsc: Runsc;
@@ -60,8 +60,9 @@ export async function probeGvisor(input: GvisorProbeInput): Promise<Capability> 
     if (problem) problems.push({ what: `runsc cannot start a sandbox on this host (ptrace platform): ${problem}`, fix: "run the manager on the host or in a VM, not in a container that forbids ptrace and namespaces; `runsc --platform=ptrace do true` shows the cause" });
   }
   if (!input.unsharePath) problems.push({ what: "unshare (util-linux) is missing; the repository's idmapped mounts need it", fix: deps });
-  if (!existsSync(statxShimPath(input.stateDir)) && !Bun.which("gcc")) {
-    problems.push({ what: "gcc is missing; it builds the statx shim every gVisor guest preloads (runtime/gvisor/statx-shim.c)", fix: `apt-get install -y gcc, or ${deps}` });
+  const binaries = guestBinaryPaths(input.stateDir);
+  if (!(existsSync(binaries.statxShim) && existsSync(binaries.seccompExec)) && !Bun.which("gcc")) {
+    problems.push({ what: "gcc is missing; it builds the two programs every gVisor guest runs (runtime/gvisor/seccomp-exec.c, statx-shim.c)", fix: `apt-get install -y gcc, or ${deps}` });
   }
   problems.push(...hostProblems(input));
   const { layout } = input;

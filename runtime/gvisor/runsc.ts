@@ -9,9 +9,10 @@ import { GUEST_PROXY_PORT, type OciConfig } from "../local/oci-config";
 import type { OciRuntime, RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
 import { mountProblems } from "../local/verify-mounts";
 import { gvisorConfig, hostMountsDir, hostMountsOf } from "./gvisor-config";
+import type { GuestBinaries } from "./guest-binaries";
 import { attachHostMounts, releaseHostMounts } from "./host-mounts";
 
-export type RunscOptions = { runscPath: string; runscRoot: string; stateDir: string; layout: CgroupLayout | undefined; shimPath: () => string };
+export type RunscOptions = { runscPath: string; runscRoot: string; stateDir: string; layout: CgroupLayout | undefined; binaries: () => GuestBinaries };
 export type RunscResult = { exitCode: number; stdout: string; stderr: string };
 
 /**
@@ -40,7 +41,7 @@ export class Runsc implements OciRuntime {
   }
 
   adaptConfig(config: OciConfig, vm: RuntimeVm): RuntimeConfig {
-    return gvisorConfig(config, vm, { stateDir: this.options.stateDir, shimPath: this.options.shimPath() });
+    return gvisorConfig(config, vm, { stateDir: this.options.stateDir, binaries: this.options.binaries() });
   }
 
   async prepareStart(vm: RuntimeVm): Promise<void> {
