@@ -1,5 +1,5 @@
 // A session's sandbox mode and resources: read through the root, change only on a root.
-import type { SessionSandboxRepo } from "../db/session-sandbox-repo";
+import type { LineageStep, SessionSandboxRepo } from "../db/session-sandbox-repo";
 import type { ModeSource, SessionsRepo } from "../db/sessions-repo";
 import type { VmStop } from "../db/vm-stops-repo";
 import { ChildSessionLockedError, SandboxDisabledError, SessionNotFoundError } from "../errors";
@@ -63,6 +63,16 @@ export function createSessionSandboxService(
   normalizeImage: NormalizeImage = (choice) => choice,
   checkIsolation: CheckIsolation = () => undefined,
 ) {
+  // The VM name is a SHA-256 of the root's id: worked out once per lineage read, not on every view of it.
+  const vmNames = new WeakMap<readonly LineageStep[], string>();
+  const vmNameOf = (lineage: readonly LineageStep[], rootId: string) => {
+    const known = vmNames.get(lineage);
+    if (known !== undefined) return known;
+    const name = vmNameFor(rootId);
+    vmNames.set(lineage, name);
+    return name;
+  };
+
   /** Every row the view needs in one read (see session-sandbox-repo.ts), walked by the same rules as rootOf. */
   function get(id: string): SessionSandboxView {
     const lineage = viewRepo.lineage(id, MAX_SESSION_DEPTH);
@@ -96,7 +106,7 @@ export function createSessionSandboxService(
       isolation: { override: root.isolationOverride, effective: root.isolationOverride ?? current.isolation },
       secrets: secretGrants.withGrants([...grants]),
       toggledAt: root.toggledAt,
-      vmName: vmNameFor(root.id),
+      vmName: vmNameOf(lineage, root.id),
       lastStop: lastStop && { ...lastStop },
     };
   }
