@@ -3,7 +3,8 @@
 // (→ the shim passes through to the host shell) and a stock directory (no plugin, no shim), same run. A
 // fourth project runs the shim with SANDBOX_SHIM=bun (the Bun shim-main.ts path) so the compiled helper and
 // the Bun path are compared in the same run. Runs are interleaved (one of each kind per round, the order
-// rotating), so the machine's drift hits every kind alike.
+// rotating), so the machine's drift hits every kind alike. The breakdown rows time the parts alone in the
+// same rounds: the shim spawned directly (→ manager → VM), the SDK's exec alone, and a host `sh -c`.
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir } from "../test/helpers";
@@ -21,11 +22,26 @@ const llm = startMockLlm();
 let manager: TestManager | undefined;
 let oc: OpencodeServer | undefined;
 
-type Kind = { name: string; server: OpencodeServer; sessionID: string; samples: number[] };
+type Kind = { name: string; run: () => Promise<string | undefined>; samples: number[] };
+
+const shellKind = (name: string, server: OpencodeServer, sessionID: string): Kind => ({
+  name,
+  run: async () => (await shellMode(server, sessionID, "echo hi")).state.output,
+  samples: [],
+});
+const spawnKind = (name: string, argv: string[], env: Record<string, string> = {}, cwd?: string): Kind => ({
+  name,
+  run: async () => {
+    const child = Bun.spawn(argv, { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdout: "pipe" });
+    const [output] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    return output;
+  },
+  samples: [],
+});
 
 async function once(kind: Kind): Promise<number> {
   return timed(async () => {
-    const output = (await shellMode(kind.server, kind.sessionID, "echo hi")).state.output;
+    const output = await kind.run();
     if (output !== "hi\n") throw new Error(`${kind.name}: unexpected output ${JSON.stringify(output)}`);
   });
 }
@@ -71,14 +87,19 @@ try {
   const { vmName } = await manager.client.sandbox.get(sandboxed);
   await manager.client.sandbox.set(host, { sandboxed: false });
 
+  const shimEnv = { HOME: root, SANDBOX_URL: options.url, SANDBOX_API_TOKEN: options.token, SANDBOX_SESSION_ID: sandboxed };
   const results = await measure([
-    { name: "vm", server: oc, sessionID: sandboxed, samples: [] },
-    { name: "vm-bun", server: bunServer, sessionID: bunSandboxed, samples: [] },
-    { name: "host", server: oc, sessionID: host, samples: [] },
-    { name: "stock", server: stockServer, sessionID: stockSession, samples: [] },
+    shellKind("vm", oc, sandboxed),
+    shellKind("vm-bun", bunServer, bunSandboxed),
+    shellKind("host", oc, host),
+    shellKind("stock", stockServer, stockSession),
+    spawnKind("shim-alone", [SHIM, "-c", "echo hi"], shimEnv, project),
+    { name: "sdk-exec", run: async () => (await manager!.client.run(sandboxed, { command: "echo hi" })).stdout, samples: [] },
+    spawnKind("host-sh", ["/bin/sh", "-c", "echo hi"], {}, project),
   ]);
   if (!(await manager.client.vms.list()).vms.some((entry) => entry.name === vmName)) throw new Error("the sandboxed session has no VM: its commands did not run there");
-  const [vm, vmBun, passthrough, builtin] = ["vm", "vm-bun", "host", "stock"].map((name) => results.get(name)!) as [Stats, Stats, Stats, Stats];
+  const names = ["vm", "vm-bun", "host", "stock", "shim-alone", "sdk-exec", "host-sh"];
+  const [vm, vmBun, passthrough, builtin, shimAlone, sdkExec, hostSh] = names.map((name) => results.get(name)!) as [Stats, Stats, Stats, Stats, Stats, Stats, Stats];
 
   console.log(`!echo hi through opencode serve 1.18.33, ${RUNS} interleaved rounds after ${WARMUP} warm-up, one server, same run`);
   console.log(`  sandboxed session (shim → manager → VM):        ${fmt(vm)}`);
@@ -89,6 +110,11 @@ try {
   console.log(`  ratio sandbox / stock OpenCode:                 ${ratio(vm, builtin)}`);
   console.log(`  ratio sandbox, Bun shim / stock OpenCode:       ${ratio(vmBun, builtin)}`);
   console.log(`  ratio toggled-off / stock OpenCode:             ${ratio(passthrough, builtin)}`);
+  console.log(`breakdown, the parts alone (same rounds):`);
+  console.log(`  shim spawned directly → manager → VM:           ${fmt(shimAlone)}`);
+  console.log(`  SDK exec alone (in-process fetch → VM):         ${fmt(sdkExec)}`);
+  console.log(`  host /bin/sh -c spawned directly:               ${fmt(hostSh)}`);
+  console.log(`  stock + (shim → VM − host sh), the floor here:  ${(builtin.median + shimAlone.median - hostSh.median).toFixed(1)} ms median → ${((builtin.median + shimAlone.median - hostSh.median) / builtin.median).toFixed(2)}x stock`);
 } finally {
   await oc?.stop();
   llm.stop();
