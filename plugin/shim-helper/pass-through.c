@@ -17,15 +17,17 @@ static void forward(int sig) {
   if (child > 0) kill(child, sig);
 }
 
-/* Our own plugin/shim, from this binary's place: <plugin>/.build/shim-helper, or SANDBOX_SHIM_PATH's. */
+/* Whether `resolved` is our own plugin/shim: the path the shim script passed (SANDBOX_SHIM_SELF), or the
+ * one next to this binary's default place (<plugin>/.build/shim-helper). A user shell that is the shim
+ * would hand the command straight back to us, forever. */
 static int is_shim(const char *resolved) {
-  char exe[PATH_MAX], shim[PATH_MAX + 16];
+  char exe[PATH_MAX], shim[PATH_MAX + 16], real[PATH_MAX];
+  const char *self = getenv("SANDBOX_SHIM_SELF");
+  if (self && realpath(self, real) && strcmp(real, resolved) == 0) return 1;
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return 0;
   exe[n] = 0;
-  char *build = dirname(exe);
-  snprintf(shim, sizeof shim, "%s/../shim", build);
-  char real[PATH_MAX];
+  snprintf(shim, sizeof shim, "%s/../shim", dirname(exe));
   return realpath(shim, real) && strcmp(real, resolved) == 0;
 }
 
@@ -43,7 +45,7 @@ static const char *user_shell(void) {
 
 void pass_through(char **args) {
   const char *shell = user_shell();
-  static const char *secret[] = {"SANDBOX_API_TOKEN", "SANDBOX_SHIM_CWD", "SANDBOX_DECISION", "SANDBOX_BLOCKED_REASON"};
+  static const char *secret[] = {"SANDBOX_API_TOKEN", "SANDBOX_SHIM_CWD", "SANDBOX_SHIM_SELF", "SANDBOX_DECISION", "SANDBOX_BLOCKED_REASON"};
   for (size_t i = 0; i < sizeof secret / sizeof *secret; i++) unsetenv(secret[i]);
   int argc = 0;
   while (args[argc]) argc++;

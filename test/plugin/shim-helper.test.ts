@@ -3,7 +3,7 @@
 // misbehaving in a way the real one cannot be made to (bad answers, broken streams, a stream that never
 // ends); the last block runs commands in a real VM through a real manager.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir } from "../helpers";
 import { makeProject, SHIM, startTestManager, type TestManager } from "../e2e/fixture";
@@ -179,6 +179,20 @@ describe("the compiled helper", () => {
     seen.length = 0;
     await run({}, "true", { SANDBOX_SESSION_ID: "ses/../x y?" });
     expect(seen.map((entry) => entry.path)).toEqual(["/api/session-sandbox/ses%2F..%2Fx%20y%3F", "/api/sessions/ses%2F..%2Fx%20y%3F/exec"]);
+  });
+
+  test("a user shell that is the shim under another name is not taken for the user's shell (no loop), wherever the helper is built", async () => {
+    const link = join(dir, "mysh");
+    symlinkSync(SHIM, link);
+    const build = makeTempDir("ss-shim-build-");
+    route(() => Response.json({ enabled: false }), () => new Response("", { status: 500 }));
+    for (const env of [{}, { SANDBOX_SHIM_BUILD_DIR: build }]) {
+      seen.length = 0;
+      expect(await runMarker({}, { ...env, SANDBOX_SESSION_ID: "", SANDBOX_USER_SHELL: link })).toMatchObject({ code: 0, ran: true });
+      expect(seen.length).toBe(1); // one look at the settings, then /bin/bash ran it
+    }
+    rmSync(link);
+    rmSync(build, { recursive: true, force: true });
   });
 
   test("text that is not UTF-8 is refused (126), never rewritten", async () => {
