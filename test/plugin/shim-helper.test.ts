@@ -186,7 +186,7 @@ describe("the compiled helper", () => {
     symlinkSync(SHIM, link);
     const build = makeTempDir("ss-shim-build-");
     route(() => Response.json({ enabled: false }), () => new Response("", { status: 500 }));
-    for (const env of [{}, { SANDBOX_SHIM_BUILD_DIR: build }]) {
+    for (const env of [{}, { SANDBOX_SHIM_BUILD_DIR: build }] as Array<Record<string, string>>) {
       seen.length = 0;
       expect(await runMarker({}, { ...env, SANDBOX_SESSION_ID: "", SANDBOX_USER_SHELL: link })).toMatchObject({ code: 0, ran: true });
       expect(seen.length).toBe(1); // one look at the settings, then /bin/bash ran it
