@@ -16,7 +16,7 @@ import { envList, readyToExec, streamUntilExit, superviseExec, type ExecAttach }
 import { guestProcess } from "../local/oci-config";
 import { holdStartupOutput } from "../local/startup-hold";
 import { filteredArgv, PRELOAD_ENV } from "./gvisor-config";
-import { execTree, parseStatLines } from "./process-tree";
+import { EXEC_MARKER_ENV, execTree, parseProcessTable, PROCESS_TABLE_SCRIPT, type GuestProcess } from "./process-tree";
 import { runscId } from "./runsc";
 
 const SANDBOX_DEATH_WAIT_MS = 3000;
@@ -37,18 +37,20 @@ function gvisorEnv(extra: Record<string, string> | undefined): string[] {
   return env;
 }
 
-/** The guest's process table, read by a short exec of its own (a session of its own: never in the tree). */
-export async function guestProcesses(ctx: DriverContext, id: string): Promise<ReturnType<typeof parseStatLines>> {
-  const script = "for f in /proc/[0-9]*/stat; do read -r line < \"$f\" && echo \"$line\"; done 2>/dev/null";
-  const proc = Bun.spawn(ctx.runtime.argv(["exec", id, "/bin/sh", "-c", script]), { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+/**
+ * The guest's process table, read by a short exec of its own (a session of its own, no marker: never in a
+ * tree), each process marked when its environment holds `marker` (NAME=VALUE).
+ */
+export async function guestProcesses(ctx: DriverContext, id: string, marker = `${EXEC_MARKER_ENV}=none`): Promise<GuestProcess[]> {
+  const proc = Bun.spawn(ctx.runtime.argv(["exec", id, "/bin/sh", "-c", PROCESS_TABLE_SCRIPT, "sh", marker]), { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
   const [text] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  return parseStatLines(text);
+  return parseProcessTable(text);
 }
 
 /** SIGKILLs the exec's tree until none of it is left (a process with SIGKILL pending cannot fork). */
-async function killExecTree(ctx: DriverContext, id: string, rootPid: number, stillRunning: () => boolean, deadline: number): Promise<void> {
+async function killExecTree(ctx: DriverContext, id: string, execId: string, rootPid: number, stillRunning: () => boolean, deadline: number): Promise<void> {
   while (stillRunning() && performance.now() < deadline) {
-    const members = execTree(await guestProcesses(ctx, id), rootPid);
+    const members = execTree(await guestProcesses(ctx, id, `${EXEC_MARKER_ENV}=${execId}`), rootPid);
     if (members.length === 0) return;
     // Members first and the root last, so nothing is orphaned out of the tree between two kills.
     const ordered = [...members.filter((pid) => pid !== rootPid), rootPid];
@@ -74,7 +76,9 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   const processFile = join(ctx.paths.execDir(name), `${execId}.json`);
   const pidFile = join(ctx.paths.execDir(name), `${execId}.pid`);
   const logFile = join(ctx.paths.execDir(name), `${execId}.log`);
-  writeFileSync(processFile, JSON.stringify(guestProcess(filteredArgv(request.argv), request.cwd, gvisorEnv(request.env))), { mode: 0o600 });
+  if (request.env && EXEC_MARKER_ENV in request.env) throw new RuntimeError("FAILED", `environment variable ${EXEC_MARKER_ENV} is reserved by the driver`);
+  const env = [...gvisorEnv(request.env), `${EXEC_MARKER_ENV}=${execId}`];
+  writeFileSync(processFile, JSON.stringify(guestProcess(filteredArgv(request.argv), request.cwd, env)), { mode: 0o600 });
   const proc = Bun.spawn(
     ctx.runtime.argv(["--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
     { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
@@ -84,7 +88,7 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
     // The command's guest pid is known once runsc has started it.
     while (running() && readGuestPid(pidFile) === undefined && performance.now() < deadline) await Bun.sleep(10);
     const rootPid = readGuestPid(pidFile);
-    if (rootPid) await killExecTree(ctx, id, rootPid, running, deadline);
+    if (rootPid) await killExecTree(ctx, id, execId, rootPid, running, deadline);
     while (running() && performance.now() < deadline) await Bun.sleep(10);
   });
 

@@ -1,11 +1,34 @@
-// Which guest processes belong to one exec, from the guest's /proc/<pid>/stat lines. The local tier puts
-// each exec in a cgroup of its own; gVisor 20221219 offers neither host-visible guest processes nor
-// PR_SET_CHILD_SUBREAPER (tini refuses), so an exec's tree is computed instead: every `runsc exec` process
-// leads a session and process group of its own (pid = pgid = sid), and belonging is inherited —
-// descendants by parent pid, and whatever shares a process group or session with a member, which catches
-// a double-forked orphan re-parented to init. Not caught: a process that both leaves its session (setsid)
-// and is orphaned (a full daemon); it lives until the VM stops.
-export type GuestProcess = { pid: number; ppid: number; pgid: number; sid: number };
+// Which guest processes belong to one exec, from the guest's /proc. The local tier puts each exec in a
+// cgroup of its own; gVisor 20221219 offers neither host-visible guest processes nor PR_SET_CHILD_SUBREAPER
+// (tini refuses), so an exec's tree is computed instead: every `runsc exec` process leads a session and
+// process group of its own (pid = pgid = sid), and belonging is inherited — descendants by parent pid,
+// whatever shares a process group or session with a member (a double-forked orphan re-parented to init),
+// and whatever carries the exec's marker in its environment (EXEC_MARKER_ENV, as msb's kill does: a full
+// daemon that left its session and was orphaned). Escapes only a daemon that also re-executed itself
+// without the variable.
+export type GuestProcess = { pid: number; ppid: number; pgid: number; sid: number; marked?: boolean };
+
+/** Set in every gvisor exec's environment (the same name msb's exec uses); reserved: the caller cannot set it. */
+export const EXEC_MARKER_ENV = "SESSION_SANDBOX_EXEC_ID";
+
+/**
+ * The guest-side script that prints the process table: `M <stat line>` for a process whose environment
+ * holds `$1` (the marker, NAME=VALUE), `- <stat line>` for the others. One grep reads every environment.
+ */
+export const PROCESS_TABLE_SCRIPT = [
+  'marked=" $(grep -lzxF "$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 | tr "\n" " ")"',
+  'for d in /proc/[0-9]*; do',
+  '  read -r line < "$d/stat" 2>/dev/null || continue',
+  '  case "$marked" in *" ${d#/proc/} "*) echo "M $line" ;; *) echo "- $line" ;; esac',
+  "done",
+].join("\n");
+
+/** Parses PROCESS_TABLE_SCRIPT's output. */
+export function parseProcessTable(text: string): GuestProcess[] {
+  const lines = text.split("\n").filter((line) => /^[M-] /.test(line));
+  const marked = new Set(lines.filter((line) => line.startsWith("M ")).map((line) => Number.parseInt(line.slice(2), 10)));
+  return parseStatLines(lines.map((line) => line.slice(2)).join("\n")).map((p) => (marked.has(p.pid) ? { ...p, marked: true } : p));
+}
 
 /** Parses `/proc/<pid>/stat` lines; the command name may hold spaces and parentheses, so fields start after the last ')'. */
 export function parseStatLines(text: string): GuestProcess[] {
@@ -20,7 +43,7 @@ export function parseStatLines(text: string): GuestProcess[] {
   return processes;
 }
 
-/** Every live process of the exec led by `root`, root included; never the VM's init (pid 1). */
+/** Every live process of the exec led by `root` (and, `marked`, of its environment marker), root included; never the VM's init (pid 1). */
 export function execTree(processes: GuestProcess[], root: number): number[] {
   const members = new Set<number>([root]);
   const groups = new Set<number>([root]);
@@ -28,7 +51,7 @@ export function execTree(processes: GuestProcess[], root: number): number[] {
     grew = false;
     for (const p of processes) {
       if (members.has(p.pid) || p.pid === 1) continue;
-      if (members.has(p.ppid) || groups.has(p.pgid) || groups.has(p.sid)) {
+      if (members.has(p.ppid) || groups.has(p.pgid) || groups.has(p.sid) || p.marked) {
         members.add(p.pid);
         // A member's own group or session (after setsid/setpgid) is the exec's too; init's never is.
         for (const id of [p.pgid, p.sid]) if (id > 1) groups.add(id);

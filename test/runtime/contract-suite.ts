@@ -342,13 +342,14 @@ time.sleep(600)`;
     test("timeout → kills the exec's whole tree; another exec's background process survives", async () => {
       const vm = await driver.create(spec());
       await sh(driver, vm.name, "sleep 1001 >/dev/null 2>&1 &");
-      // A child, a setsid'd child and a double-forked orphan (re-parented to init): all must die.
-      const result = await sh(driver, vm.name, "sleep 2002 & setsid sleep 2003 & (sleep 2004 &); sleep 2005", { timeoutMs: 300 });
+      // A child, a setsid'd child, a double-forked orphan (re-parented to init) and a full daemon (its own
+      // session, orphaned): all must die.
+      const result = await sh(driver, vm.name, "sleep 2002 & setsid sleep 2003 & (sleep 2004 &); setsid -f sleep 2006; sleep 2005", { timeoutMs: 300 });
       expect(result).toMatchObject({ timedOut: true, cancelled: false });
       expect(result.exitCode).toBeGreaterThan(128);
       const left = await liveProcesses(vm.name);
       expect(left).toContain("sleep 1001");
-      for (const n of [2002, 2003, 2004, 2005]) expect(left).not.toContain(`sleep ${n}`);
+      for (const n of [2002, 2003, 2004, 2005, 2006]) expect(left).not.toContain(`sleep ${n}`);
     });
 
     test("abort signal → cancels the exec and kills its whole tree", async () => {

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM } from "../../runtime/gvisor/guest-binaries";
 import { gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS, PRELOAD_ENV } from "../../runtime/gvisor/gvisor-config";
-import { execTree, parseStatLines } from "../../runtime/gvisor/process-tree";
+import { execTree, parseProcessTable, parseStatLines } from "../../runtime/gvisor/process-tree";
 import { runscId } from "../../runtime/gvisor/runsc";
 import type { OciConfig } from "../../runtime/local/oci-config";
 
@@ -24,9 +24,18 @@ describe("gvisor exec tree", () => {
       stat(22, "setsid", 20, 22, 22), // setsid'd, parent still the exec
       stat(23, "sleep", 22, 22, 22), // its child in the new session
       stat(24, "sleep", 1, 20, 20), // a double-forked orphan, re-parented to init
-      stat(25, "daemon", 1, 25, 25), // a full daemon: left its session and orphaned (not caught)
+      stat(25, "daemon", 1, 25, 25), // a full daemon: left its session and orphaned (caught by its marker only)
     ].join("\n"));
     expect(execTree(table, 20).sort((a, b) => a - b)).toEqual([20, 21, 22, 23, 24]);
+    const withMarker = table.map((p) => (p.pid === 25 ? { ...p, marked: true } : p));
+    expect(execTree(withMarker, 20).sort((a, b) => a - b)).toEqual([20, 21, 22, 23, 24, 25]);
+  });
+
+  test("process table → stat lines with the marked ones flagged", () => {
+    expect(parseProcessTable(`M ${stat(25, "daemon", 1, 25, 25)}\n- ${stat(1, "vm-init", 0, 1, 1)}\nnoise\n`)).toEqual([
+      { pid: 25, ppid: 1, pgid: 25, sid: 25, marked: true },
+      { pid: 1, ppid: 0, pgid: 1, sid: 1 },
+    ]);
   });
 
   test("ids → none a prefix of another (runsc resolves ids by prefix)", () => {
