@@ -1,12 +1,13 @@
 // The gvisor tier end to end: the real manager process started with SANDBOX_RUNTIME=gvisor runs a session's
 // commands in a gVisor VM — gVisor's kernel answers, the repository is written as its owner, the egress
 // proxy is reached through the bind-mounted host socket and the in-VM forwarder — and a deleted session
-// leaves no VM, volume, mount or runsc process. Targets are loopback servers on the host.
+// leaves no VM, volume, mount, runsc process or cgroup. Targets are loopback servers on the host.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { chownSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chownSync, existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createGvisorDriver } from "../../runtime/gvisor/index";
+import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { createClient } from "../../sdk/index";
 import { makeTempDir } from "../helpers";
 import { startManager, type ManagerProcess } from "../manager-process";
@@ -44,6 +45,15 @@ afterAll(async () => {
     rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
   }
   if (repo) rmSync(repo, { recursive: true, force: true });
+  // runsc leaves the (empty) parent of the VMs' cgroups behind.
+  const layout = detectCgroupLayout();
+  for (const dir of layout ? cgroupDirs(layout, `/${cgroupParent}`) : []) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Absent in this hierarchy.
+    }
+  }
 }, 120_000);
 
 describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
@@ -83,5 +93,8 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
     expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(vmName);
     const runsc = Bun.spawnSync(["ps", "-eo", "args="]).stdout.toString().split("\n").filter((line) => line.includes("runsc") && line.includes(dataDir));
     expect(runsc).toEqual([]);
+    const layout = detectCgroupLayout();
+    const vmCgroups = (layout ? cgroupDirs(layout, `/${cgroupParent}`) : []).flatMap((dir) => (existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${dir}/${e.name}`) : []));
+    expect(vmCgroups).toEqual([]);
   });
 });
