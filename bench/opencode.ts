@@ -22,22 +22,25 @@ const llm = startMockLlm();
 let manager: TestManager | undefined;
 let oc: OpencodeServer | undefined;
 
-type Kind = { name: string; run: () => Promise<string | undefined>; samples: number[] };
+/** `cpu`: user + system CPU ms of each spawned process, which the machine's load barely moves. */
+type Kind = { name: string; run: () => Promise<string | undefined>; samples: number[]; cpu?: number[] };
 
 const shellKind = (name: string, server: OpencodeServer, sessionID: string): Kind => ({
   name,
   run: async () => (await shellMode(server, sessionID, "echo hi")).state.output,
   samples: [],
 });
-const spawnKind = (name: string, argv: string[], env: Record<string, string> = {}, cwd?: string): Kind => ({
-  name,
-  run: async () => {
+function spawnKind(name: string, argv: string[], env: Record<string, string> = {}, cwd?: string): Kind {
+  const cpu: number[] = [];
+  const run = async () => {
     const child = Bun.spawn(argv, { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdout: "pipe" });
     const [output] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    const usage = child.resourceUsage();
+    if (usage) cpu.push(Number(usage.cpuTime.user + usage.cpuTime.system) / 1000);
     return output;
-  },
-  samples: [],
-});
+  };
+  return { name, run, samples: [], cpu };
+}
 
 async function once(kind: Kind): Promise<number> {
   return timed(async () => {
@@ -46,7 +49,7 @@ async function once(kind: Kind): Promise<number> {
   });
 }
 
-async function measure(kinds: Kind[]): Promise<Map<string, Stats>> {
+async function measure(kinds: Kind[]): Promise<Map<string, Stats & { cpu?: Stats }>> {
   for (let i = 0; i < WARMUP; i++) for (const kind of kinds) await once(kind);
   for (let round = 0; round < RUNS; round++) {
     for (let k = 0; k < kinds.length; k++) {
@@ -54,7 +57,8 @@ async function measure(kinds: Kind[]): Promise<Map<string, Stats>> {
       kind.samples.push(await once(kind));
     }
   }
-  return new Map(kinds.map((kind) => [kind.name, stats(kind.samples)]));
+  // The warm-up's CPU samples are dropped with the warm-up.
+  return new Map(kinds.map((kind) => [kind.name, { ...stats(kind.samples), cpu: kind.cpu?.length ? stats(kind.cpu.slice(WARMUP)) : undefined }]));
 }
 
 const fmt = (s: Stats) => `median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms`;
@@ -94,12 +98,15 @@ try {
     shellKind("host", oc, host),
     shellKind("stock", stockServer, stockSession),
     spawnKind("shim-alone", [SHIM, "-c", "echo hi"], shimEnv, project),
+    spawnKind("shim-alone-bun", [SHIM, "-c", "echo hi"], { ...shimEnv, SANDBOX_SHIM: "bun" }, project),
     { name: "sdk-exec", run: async () => (await manager!.client.run(sandboxed, { command: "echo hi" })).stdout, samples: [] },
     spawnKind("host-sh", ["/bin/sh", "-c", "echo hi"], {}, project),
   ]);
   if (!(await manager.client.vms.list()).vms.some((entry) => entry.name === vmName)) throw new Error("the sandboxed session has no VM: its commands did not run there");
-  const names = ["vm", "vm-bun", "host", "stock", "shim-alone", "sdk-exec", "host-sh"];
-  const [vm, vmBun, passthrough, builtin, shimAlone, sdkExec, hostSh] = names.map((name) => results.get(name)!) as [Stats, Stats, Stats, Stats, Stats, Stats, Stats];
+  type Row = Stats & { cpu?: Stats };
+  const names = ["vm", "vm-bun", "host", "stock", "shim-alone", "shim-alone-bun", "sdk-exec", "host-sh"];
+  const [vm, vmBun, passthrough, builtin, shimAlone, shimBun, sdkExec, hostSh] = names.map((name) => results.get(name)!) as [Row, Row, Row, Row, Row, Row, Row, Row];
+  const cpu = (row: Row) => `CPU (user+sys) median ${row.cpu!.median.toFixed(2)} ms, p95 ${row.cpu!.p95.toFixed(2)} ms`;
 
   console.log(`!echo hi through opencode serve 1.18.33, ${RUNS} interleaved rounds after ${WARMUP} warm-up, one server, same run`);
   console.log(`  sandboxed session (shim → manager → VM):        ${fmt(vm)}`);
@@ -111,10 +118,10 @@ try {
   console.log(`  ratio sandbox, Bun shim / stock OpenCode:       ${ratio(vmBun, builtin)}`);
   console.log(`  ratio toggled-off / stock OpenCode:             ${ratio(passthrough, builtin)}`);
   console.log(`breakdown, the parts alone (same rounds):`);
-  console.log(`  shim spawned directly → manager → VM:           ${fmt(shimAlone)}`);
+  console.log(`  shim spawned directly → manager → VM:           ${fmt(shimAlone)}; ${cpu(shimAlone)}`);
+  console.log(`  the same with SANDBOX_SHIM=bun:                 ${fmt(shimBun)}; ${cpu(shimBun)}`);
   console.log(`  SDK exec alone (in-process fetch → VM):         ${fmt(sdkExec)}`);
-  console.log(`  host /bin/sh -c spawned directly:               ${fmt(hostSh)}`);
-  console.log(`  stock + (shim → VM − host sh), the floor here:  ${(builtin.median + shimAlone.median - hostSh.median).toFixed(1)} ms median → ${((builtin.median + shimAlone.median - hostSh.median) / builtin.median).toFixed(2)}x stock`);
+  console.log(`  host /bin/sh -c spawned directly:               ${fmt(hostSh)}; ${cpu(hostSh)}`);
 } finally {
   await oc?.stop();
   llm.stop();
