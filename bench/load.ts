@@ -1,6 +1,6 @@
 // A small closed-loop HTTP load generator: N workers in flight for a fixed time; latencies per request.
 
-export type LoadResult = { requests: number; errors: number; seconds: number; rps: number; p50Ms: number; p99Ms: number };
+export type LoadResult = { requests: number; errors: number; seconds: number; rps: number; p50Ms: number; p95Ms: number; p99Ms: number };
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -25,5 +25,5 @@ export async function runLoad(url: string, init: RequestInit, { concurrency = 32
   );
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, errors, seconds: elapsed, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+  return { requests: latencies.length, errors, seconds: elapsed, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p95Ms: percentile(latencies, 95), p99Ms: percentile(latencies, 99) };
 }
