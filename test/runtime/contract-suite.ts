@@ -298,10 +298,16 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
         };
         [before, wallUs, after] = [parse(lines[0]), Number(lines[1]), parse(lines[2])];
       }
-      expect(after.nrThrottled).toBeGreaterThan(before.nrThrottled);
-      expect(after.throttledUs).toBeGreaterThan(0);
       // Unthrottled this would be ~2.0 (two loops on a 2-CPU host); the quota caps it near cpus.
-      expect((after.usageUs - before.usageUs) / wallUs).toBeLessThan(cpus * 1.3);
+      const rate = (after.usageUs - before.usageUs) / wallUs;
+      expect(rate).toBeLessThan(cpus * 1.3);
+      // The quota's own counters: a half-CPU quota is always reached by two loops. A whole-CPU quota is
+      // reached only when the host has more than one CPU to give; on a host loaded by other work it may not
+      // be, and then the cap above is the whole proof.
+      if (cpus < 1 || rate > cpus * 0.9) {
+        expect(after.nrThrottled).toBeGreaterThan(before.nrThrottled);
+        expect(after.throttledUs).toBeGreaterThan(0);
+      }
     });
 
     const bomb = `import os, time
