@@ -1,7 +1,7 @@
 // The main thread's handle on one session actor Worker: typed calls over postMessage, and fail-closed
 // behaviour: when the Worker dies, every pending call is rejected at once with ACTOR_CRASHED.
 import type { VmSpec } from "../runtime/driver";
-import type { ActorEvent, ActorRequest, ActorState, DriverConfig, ErrorRecord, ExecCommand, ExecOutcome, StopReason } from "./protocol";
+import type { ActorEvent, ActorInit, ActorRequest, ActorState, DriverConfig, ErrorRecord, ExecCommand, ExecOutcome, StopReason } from "./protocol";
 
 export class ActorCallError extends Error {
   constructor(readonly record: ErrorRecord) {
@@ -44,7 +44,8 @@ export type ActorTransport = {
 };
 
 export function workerTransport(vmName: string, driver: DriverConfig): ActorTransport {
-  const worker = new Worker(WORKER_URL, { workerData: { vmName, driver } } as WorkerOptions);
+  const worker = new Worker(WORKER_URL);
+  worker.postMessage({ type: "init", vmName, driver } satisfies ActorInit);
   return {
     post: (request) => worker.postMessage(request),
     listen(onEvent, onDeath) {

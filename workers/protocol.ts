@@ -43,6 +43,9 @@ export type ExecCommand = {
   terminal?: { rows: number; cols: number };
 };
 
+/** The first message a session actor Worker gets (instead of workerData: node:worker_threads costs each Worker ~0.6 MiB). */
+export type ActorInit = { type: "init"; vmName: string; driver: DriverConfig };
+
 export type ActorRequest =
   | { type: "exec"; id: number; spec: VmSpec; command: ExecCommand }
   | { type: "cancel"; id: number; execId: number }

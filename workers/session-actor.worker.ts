@@ -1,9 +1,10 @@
 // Worker entry of a session actor: wires messages to the plain actor module, nothing else.
-// workerData: { vmName, driver: DriverConfig }.
-import { workerData } from "node:worker_threads";
+// The first message is an ActorInit (its VM name and driver config); requests that arrive while the driver
+// is being built wait for it, in order. Everything this file imports is paid by every live actor: keep it
+// to what an actor needs (docs/performance.md, "Manager memory per live actor").
 import { createDriver } from "./create-driver";
-import type { ActorEvent, ActorRequest, DriverConfig } from "./protocol";
-import { createSessionActor } from "./session-actor";
+import type { ActorEvent, ActorInit, ActorRequest } from "./protocol";
+import { createSessionActor, type SessionActor } from "./session-actor";
 
 declare const self: Worker;
 
@@ -11,9 +12,26 @@ declare const self: Worker;
 process.on("uncaughtException", (error) => console.error("session actor: uncaught", error));
 process.on("unhandledRejection", (error) => console.error("session actor: unhandled rejection", error));
 
-const { vmName, driver: driverConfig } = workerData as { vmName: string; driver: DriverConfig };
 const post = (event: ActorEvent) => self.postMessage(event);
-const actor = createSessionActor(await createDriver(driverConfig), vmName, post);
+let actor: Promise<SessionActor> | undefined;
 
-self.onmessage = (event: MessageEvent<ActorRequest>) => void actor.receive(event.data);
-post({ type: "ready" });
+async function start({ vmName, driver }: ActorInit): Promise<SessionActor> {
+  const started = createSessionActor(await createDriver(driver), vmName, post);
+  post({ type: "ready" });
+  return started;
+}
+
+self.onmessage = (event: MessageEvent<ActorInit | ActorRequest>) => {
+  const message = event.data;
+  if (!actor) {
+    // Fail closed: an actor without a driver must die (its handle then rejects every call), not hang.
+    const fail = (error: unknown): never => {
+      console.error("session actor: cannot start", error);
+      process.exit(1);
+    };
+    actor = message.type === "init" ? start(message).catch(fail) : fail(`got ${message.type} before init`);
+    return;
+  }
+  if (message.type === "init") return;
+  void actor.then((ready) => ready.receive(message));
+};

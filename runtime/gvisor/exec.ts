@@ -6,7 +6,7 @@
 // host stays within the limits either way). The command then ends with 137 and a line on stderr saying
 // why; the VM is stopped, with its volume, and the next command boots it again.
 import type { FileSink } from "bun";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../bun-crypto";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
@@ -72,7 +72,7 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   readyToExec(ctx, name, request);
 
   const id = runscId(ctx.paths.containerId(name));
-  const execId = randomBytes(6).toString("hex");
+  const execId = randomHex(6);
   const processFile = join(ctx.paths.execDir(name), `${execId}.json`);
   const pidFile = join(ctx.paths.execDir(name), `${execId}.pid`);
   const logFile = join(ctx.paths.execDir(name), `${execId}.log`);

@@ -2,7 +2,7 @@
 // driver's state dir (where the VM's gofer, the VM's unprivileged uid, can read them), and the VM's seccomp
 // filter they install: statx-shim.c (preloaded: works around a runsc bug) and seccomp-exec.c (the first
 // program of each guest process: installs the filter, then runs the command).
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../bun-crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compileSeccomp } from "../local/seccomp-bpf";
@@ -34,7 +34,7 @@ function sourcePath(name: string): string {
 }
 
 function hashOf(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex").slice(0, 12);
+  return sha256Hex(data).slice(0, 12);
 }
 
 /** Writes atomically, world-readable: the gofer reads these as the VM's uid. */

@@ -1,7 +1,7 @@
 // Disk images for volume quotas: sparse fixed-size ext4 images, formatted, loop-mounted, resized and
 // released with e2fsprogs and util-linux. Formatting costs ~8 ms, so one spare of each size is kept ready.
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statfsSync, statSync, truncateSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../bun-crypto";
 import { basename, dirname, join } from "node:path";
 
 const MIB = 1024 * 1024;
@@ -73,7 +73,7 @@ export class SpareDisks {
     if (this.refilling.has(sizeMib) || existsSync(this.spare(sizeMib))) return;
     this.refilling.add(sizeMib);
     // Unique per process: Workers and processes sharing the state dir may refill at once; the last rename wins.
-    const partial = join(this.dir, `${sizeMib}.img.${process.pid}-${randomBytes(4).toString("hex")}.partial`);
+    const partial = join(this.dir, `${sizeMib}.img.${process.pid}-${randomHex(4)}.partial`);
     (async () => {
       // Not recursive: once the state dir is gone (a test's teardown), nothing is recreated.
       if (!existsSync(this.dir)) mkdirSync(this.dir, { mode: 0o700 });

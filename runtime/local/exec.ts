@@ -4,7 +4,7 @@
 // including daemons that setsid() or re-parent to the VM's init — stays in it, so a timeout or abort
 // kills exactly that tree, while background processes of earlier execs (in their own sub-cgroups) live on.
 import type { FileSink } from "bun";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../bun-crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
@@ -140,7 +140,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
 async function execOnce(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   const record = readyToExec(ctx, name, request);
 
-  const id = randomBytes(6).toString("hex");
+  const id = randomHex(6);
   const sub = `${EXEC_CGROUP_PREFIX}${id}`;
   const subPath = `${record.cgroupPath}/${sub}`;
   const processFile = join(ctx.paths.execDir(name), `${id}.json`);

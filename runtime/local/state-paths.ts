@@ -1,5 +1,5 @@
 // Where a driver keeps its state on the host; none of it is ever mounted into a guest.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../bun-crypto";
 import { join } from "node:path";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -14,7 +14,7 @@ export class StatePaths {
   readonly tag: string;
 
   constructor(readonly stateDir: string, private readonly cgroupParent: string) {
-    this.tag = createHash("sha256").update(stateDir).digest("hex").slice(0, 8);
+    this.tag = sha256Hex(stateDir).slice(0, 8);
   }
 
   get crunRoot(): string {

@@ -7,7 +7,7 @@
 // Where: /var/lib/session-sandbox, the one fixed place every manager on a host agrees on (the default
 // runtime dirs live there too). The parent of a runtime dir would not do: SANDBOX_RUNTIME_DIR may point
 // anywhere, and /run would forget claims at reboot while volumes (and their files' owners) persist.
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../bun-crypto";
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
@@ -30,7 +30,7 @@ export class UidRegistry {
     if (existsSync(file)) return false; // a fast path only: link() below decides
     this.ensureDir();
     this.removeDeadTemps();
-    const temp = join(this.dir, `.claim-${process.pid}-${randomBytes(6).toString("hex")}`);
+    const temp = join(this.dir, `.claim-${process.pid}-${randomHex(6)}`);
     writeFileSync(temp, JSON.stringify({ stateDir: this.owner, volume } satisfies UidClaim), { mode: 0o600, flag: "wx" });
     try {
       linkSync(temp, file);

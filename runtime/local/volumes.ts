@@ -5,7 +5,7 @@
 // uid. Slots are claimed in the host-wide registry (uid-registry.ts), atomic across Workers, processes and
 // managers.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { sha256 } from "../bun-crypto";
 import { join } from "node:path";
 import type { StatePaths } from "./state-paths";
 import { UidRegistry } from "./uid-registry";
@@ -110,7 +110,7 @@ export class Volumes {
    */
   private claimSlot(name: string): number {
     const registry = this.uidRegistry();
-    const start = createHash("sha256").update(name).digest().readUInt32BE(0) % this.plan.slots;
+    const start = sha256(name).readUInt32BE(0) % this.plan.slots;
     for (let i = 0; i < this.plan.slots; i++) {
       const slot = (start + i) % this.plan.slots;
       if (registry.claim(name, this.hostUidBase(slot))) return slot;

@@ -1,7 +1,6 @@
 // Runs one guest command through `msb exec --stream`: forwards output as it arrives, enforces the
 // timeout and the abort signal by killing the command's whole process tree inside the VM, and maps
 // the end of the msb process to an ExecResult or a RuntimeError.
-import { randomUUID } from "node:crypto";
 import type { ExecRequest, ExecResult, ExecSink } from "../driver";
 import { buildExecArgs, buildKillTreeArgs } from "./exec-args";
 import { buildStopArgs } from "./lifecycle-args";
@@ -38,7 +37,7 @@ export async function runExec(
   sink: ExecSink,
   timings: ExecTimings = DEFAULT_EXEC_TIMINGS,
 ): Promise<ExecResult> {
-  const execId = randomUUID().replaceAll("-", "");
+  const execId = crypto.randomUUID().replaceAll("-", "");
   const args = buildExecArgs(name, request, execId);
   if (request.signal?.aborted) return { exitCode: KILLED_EXIT_CODE, timedOut: false, cancelled: true };
 
