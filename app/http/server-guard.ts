@@ -30,12 +30,20 @@ function errorResponse(error: DomainError): Response {
  */
 export function guardFetch(fetch: Fetch): ServerFetch {
   return (request, server) => {
-    // Parsed once here: the Host check and the route check both need it, on every request.
-    const url = URL.parse(request.url);
-    if (!url) return errorResponse(new InvalidHostError());
-    if (isStreaming(request.method, url.pathname)) server.timeout(request, 0);
+    // Checked, not parsed: a URL object on every request cost more than the rest of this guard.
+    const url = request.url;
+    if (!URL.canParse(url)) return errorResponse(new InvalidHostError());
+    if (isStreaming(request.method, routedPath(url))) server.timeout(request, 0);
     return fetch(request);
   };
+}
+
+/** The path as Elysia routes on it: from the first `/` after the authority up to `?` (Bun's URL is already normalized). */
+function routedPath(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const query = url.indexOf("?", start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
 }
 
 /** Bun.serve's `error` option: the last resort for errors the app's own onError never saw. */
