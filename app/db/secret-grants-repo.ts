@@ -1,14 +1,11 @@
 // SQL for secret_grants: which secret names a human granted to each root session (names only, never values).
+// They are read with the rest of a session's view, in app/db/session-sandbox-repo.ts.
 import type { Database } from "bun:sqlite";
 
 export function createSecretGrantsRepo(db: Database) {
-  const byRoot = db.query<{ name: string }, [string]>("SELECT name FROM secret_grants WHERE root_session_id = ? ORDER BY name");
   const removeAll = db.query<unknown, [string]>("DELETE FROM secret_grants WHERE root_session_id = ?");
   const insert = db.query<unknown, [string, string, number]>("INSERT INTO secret_grants (root_session_id, name, granted_at) VALUES (?, ?, ?)");
   return {
-    list(rootSessionId: string): string[] {
-      return byRoot.all(rootSessionId).map((row) => row.name);
-    },
     /** The root's grants become exactly `names`, in one transaction. */
     replace(rootSessionId: string, names: readonly string[], at: number): void {
       db.transaction(() => {

@@ -2,7 +2,7 @@
 // grants and last VM stop. One statement, so one read transaction: each statement in WAL mode pays its own
 // locks, and the view used to take five.
 import type { Database } from "bun:sqlite";
-import { fromRaw, SESSION_COLUMNS, type RawRow, type SessionRow } from "./sessions-repo";
+import { fromRaw, sessionColumns, type RawRow, type SessionRow } from "./sessions-repo";
 import type { VmStop } from "./vm-stops-repo";
 
 /** One step of a lineage: the session `depth` parents above the first; grants and lastStop on a root only. */
@@ -14,9 +14,9 @@ export function createSessionSandboxRepo(db: Database) {
   // UNION ALL with a depth bound ends on a cycle too; the walk in app/services/sessions.ts says what is wrong.
   const lineage = db.query<Raw, [string, number]>(
     `WITH RECURSIVE lineage AS (
-       SELECT 0 AS depth, ${SESSION_COLUMNS} FROM sessions WHERE id = ?1
+       SELECT 0 AS depth, ${sessionColumns()} FROM sessions WHERE id = ?1
        UNION ALL
-       SELECT l.depth + 1, ${SESSION_COLUMNS.replace(/(\w+)/g, "s.$1")} FROM lineage l JOIN sessions s ON s.id = l.parent_id WHERE l.depth < ?2
+       SELECT l.depth + 1, ${sessionColumns("s")} FROM lineage l JOIN sessions s ON s.id = l.parent_id WHERE l.depth < ?2
      )
      SELECT l.*,
        CASE WHEN l.parent_id IS NULL THEN (SELECT json_group_array(g.name ORDER BY g.name) FROM secret_grants g WHERE g.root_session_id = l.id) END AS grants,

@@ -39,9 +39,12 @@ export type RawRow = {
   isolation_override: IsolationChoice | null;
 };
 
-/** Every column a SessionRow holds: not pinned_mounts, a JSON document only the exec path reads (pinnedMounts). */
-export const SESSION_COLUMNS =
-  "id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override, isolation_override";
+const COLUMNS = ["id", "parent_id", "fork_of", "directory", "created_at", "sandboxed", "mode_source", "toggled_at", "cpus_override", "memory_mib_override", "network_override", "image_override", "isolation_override"];
+
+/** Every column a SessionRow holds, of table `alias` if given: not pinned_mounts, a JSON document only the exec path reads. */
+export function sessionColumns(alias?: string): string {
+  return COLUMNS.map((column) => (alias ? `${alias}.${column}` : column)).join(", ");
+}
 
 export function fromRaw(raw: RawRow): SessionRow {
   return {
@@ -64,7 +67,7 @@ export function fromRaw(raw: RawRow): SessionRow {
 export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride">;
 
 export function createSessionsRepo(db: Database) {
-  const byId = db.query<RawRow, [string]>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`);
+  const byId = db.query<RawRow, [string]>(`SELECT ${sessionColumns()} FROM sessions WHERE id = ?`);
   const insert = db.query(
     `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override, isolation_override)
      VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride, $imageOverride, $isolationOverride)`,
@@ -82,7 +85,7 @@ export function createSessionsRepo(db: Database) {
   const deleteOne = db.query<unknown, [string]>("DELETE FROM sessions WHERE id = ?");
   const pinnedMounts = db.query<{ pinned_mounts: string | null }, [string]>("SELECT pinned_mounts FROM sessions WHERE id = ?");
   const setPinnedMounts = db.query<unknown, [string, string]>("UPDATE sessions SET pinned_mounts = ? WHERE id = ?");
-  const all = db.query<RawRow, []>(`SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY created_at, id`);
+  const all = db.query<RawRow, []>(`SELECT ${sessionColumns()} FROM sessions ORDER BY created_at, id`);
 
   return {
     get(id: string): SessionRow | undefined {

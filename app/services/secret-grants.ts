@@ -20,20 +20,15 @@ export function createSecretGrants(repo: SecretGrantsRepo, configured: readonly 
     if (unknown.length > 0) throw new SecretNotConfiguredError(unknown, [...known]);
   }
 
-  /** What a root with these grants gets (read elsewhere, e.g. with the rest of its view). */
+  /** What a root with these grants gets (they are read with the rest of its view: app/db/session-sandbox-repo.ts). */
   function withGrants(granted: string[]): SessionSecrets {
     const effective = secrets.filter((s) => s.scope === "all" || granted.includes(s.name)).map((s) => s.name);
     return { granted, effective };
   }
 
-  function of(rootSessionId: string): SessionSecrets {
-    return withGrants(repo.list(rootSessionId));
-  }
-
   return {
     configured: (): ConfiguredSecret[] => secrets.map((s) => ({ ...s, hosts: [...s.hosts] })),
     check,
-    of,
     withGrants,
     /** The root's grants become exactly `names` (checked first: a refusal changes nothing). */
     replace(rootSessionId: string, names: readonly string[]): void {
