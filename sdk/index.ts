@@ -45,6 +45,12 @@ async function unwrap<T>(call: () => Promise<TreatyResult<T>>, url: string): Pro
   return result.data as Exclude<T, null>;
 }
 
+/**
+ * A path parameter as one URL segment: Eden inserts it as given, so an id like `ses/../x` would address
+ * another route; encoded, the manager decodes it and refuses it with the reason (422).
+ */
+const segment = (value: string) => encodeURIComponent(value);
+
 export function createClient({ url, token, timeoutMs = 30_000, fetcher }: ClientOptions) {
   const api = treaty<App>(url, {
     parseDate: false,
@@ -61,17 +67,17 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       register: (body: { id: string; parentID?: string | null; forkOf?: string | null; directory: string }) =>
         unwrap(() => api.sessions.post(body), url),
       list: () => unwrap(() => api.sessions.get(), url),
-      get: (id: string) => unwrap(() => api.sessions({ id }).get(), url),
-      delete: (id: string) => unwrap(() => api.sessions({ id }).delete(), url),
+      get: (id: string) => unwrap(() => api.sessions({ id: segment(id) }).get(), url),
+      delete: (id: string) => unwrap(() => api.sessions({ id: segment(id) }).delete(), url),
     },
     sandbox: {
-      get: (id: string) => unwrap(() => api["session-sandbox"]({ id }).get(), url),
+      get: (id: string) => unwrap(() => api["session-sandbox"]({ id: segment(id) }).get(), url),
       /**
        * `{sandboxed?, resources?: {cpus?, memoryMib?} | null, network?: NetworkPolicy | null, image?, secrets?: string[]}`;
        * null clears an override; `secrets` replaces the root's grants (names of configured secrets, never values).
        */
       set: (id: string, change: Parameters<ReturnType<(typeof api)["session-sandbox"]>["put"]>[0]) =>
-        unwrap(() => api["session-sandbox"]({ id }).put(change), url),
+        unwrap(() => api["session-sandbox"]({ id: segment(id) }).put(change), url),
     },
     /** Streams a command's events (started, stdout/stderr bytes, exit). Abort `signal` to cancel it in the VM. */
     exec: (sessionId: string, request: ExecRequest, signal?: AbortSignal) => execStream({ url, token, fetcher }, sessionId, request, signal),
@@ -81,9 +87,9 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     shell: (sessionId: string, options: ShellOptions) => openShell({ url, token }, sessionId, options),
     execs: {
       /** The session's exec history, newest first (a root: its whole tree; a child: its own); `limit` 1..200, default 50. */
-      list: (sessionId: string, options: { limit?: number } = {}) => unwrap(() => api.sessions({ id: sessionId }).execs.get({ query: options }), url),
+      list: (sessionId: string, options: { limit?: number } = {}) => unwrap(() => api.sessions({ id: segment(sessionId) }).execs.get({ query: options }), url),
       /** Cancels the running command(s) with this call id; answers their history entries once they ended. */
-      cancel: (sessionId: string, callID: string) => unwrap(() => api.sessions({ id: sessionId }).execs({ callID }).cancel.post(), url),
+      cancel: (sessionId: string, callID: string) => unwrap(() => api.sessions({ id: segment(sessionId) }).execs({ callID: segment(callID) }).cancel.post(), url),
     },
     /**
      * Server-sent events (VMs, commands, images, secrets, sessions, toggles, settings), each with its `id`.
@@ -95,11 +101,11 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
     doctor: () => unwrap(() => api.doctor.get(), url),
     vms: {
       list: () => unwrap(() => api.vms.get(), url),
-      remove: (name: string) => unwrap(() => api.vms({ name }).delete(), url),
+      remove: (name: string) => unwrap(() => api.vms({ name: segment(name) }).delete(), url),
       /** Runs the idle sweep now; `idleForMs` overrides the threshold (0: every idle VM); `dryRun` only lists. */
       sweep: (options: { idleForMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.vms.sweep.post(options), url),
       /** Usage now (CPU seconds, memory, pids, disk) of one VM, or of every VM the manager knows. */
-      stats: (name: string) => unwrap(() => api.vms({ name }).stats.get(), url),
+      stats: (name: string) => unwrap(() => api.vms({ name: segment(name) }).stats.get(), url),
       allStats: () => unwrap(() => api.vms.stats.get(), url),
     },
     images: {
@@ -117,13 +123,13 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       list: () => unwrap(() => api.secrets.get(), url),
       /** Adds `names` to a root session's grants; answers its sandbox view (`secrets.effective` is what its commands get). */
       grant: async (sessionId: string, names: string[]) => {
-        const { secrets } = await unwrap(() => api["session-sandbox"]({ id: sessionId }).get(), url);
-        return unwrap(() => api["session-sandbox"]({ id: sessionId }).put({ secrets: [...new Set([...secrets.granted, ...names])] }), url);
+        const { secrets } = await unwrap(() => api["session-sandbox"]({ id: segment(sessionId) }).get(), url);
+        return unwrap(() => api["session-sandbox"]({ id: segment(sessionId) }).put({ secrets: [...new Set([...secrets.granted, ...names])] }), url);
       },
       /** Removes `names` from a root session's grants; its open egress connections are cut. */
       revoke: async (sessionId: string, names: string[]) => {
-        const { secrets } = await unwrap(() => api["session-sandbox"]({ id: sessionId }).get(), url);
-        return unwrap(() => api["session-sandbox"]({ id: sessionId }).put({ secrets: secrets.granted.filter((name) => !names.includes(name)) }), url);
+        const { secrets } = await unwrap(() => api["session-sandbox"]({ id: segment(sessionId) }).get(), url);
+        return unwrap(() => api["session-sandbox"]({ id: segment(sessionId) }).put({ secrets: secrets.granted.filter((name) => !names.includes(name)) }), url);
       },
     },
     ca: {

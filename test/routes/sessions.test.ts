@@ -94,6 +94,14 @@ describe("GET /api/sessions/:id", () => {
     expect(await t.client.sessions.get("ses_c")).toMatchObject({ id: "ses_c", parentID: "ses_b", rootSessionID: "ses_a" });
   });
 
+  test("an id with a path in it, through the SDK → refused (422), never another session's route", async () => {
+    await register({ id: "ses_a", directory: "/repo" });
+    for (const call of [() => t.client.sessions.get("ses_x/../ses_a"), () => t.client.sandbox.get("x/../ses_a"), () => t.client.sandbox.set("../ses_a", { sandboxed: false })]) {
+      expect(((await call().catch((e) => e)) as { status: number }).status).toBe(422);
+    }
+    expect((await t.client.sandbox.get("ses_a")).sandboxed).toBe(true);
+  });
+
   test("unknown → 404; junk id → 422; no token → 401", async () => {
     expect((await t.request("GET", "/api/sessions/ses_nope")).status).toBe(404);
     expect((await t.request("GET", "/api/sessions/%20bad%20")).status).toBe(422);
