@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import type { Capability, RuntimeDriver } from "../runtime/driver";
 import { TIER_OF_RUNTIME, type IsolationChoice, type TierAvailability, type TierStatus } from "../runtime/isolation";
-import { selectRuntime, type RuntimeName, type RuntimeRequest, type RuntimeSelection } from "../runtime/select";
+import { selectRuntime, type RuntimeName, type RuntimeSelection } from "../runtime/select";
 import { createDriver } from "../workers/create-driver";
 import type { DriverConfig, SingleDriverConfig } from "../workers/protocol";
 import type { RuntimeStatus } from "./routes/health";
@@ -21,7 +21,7 @@ export type RuntimeSetup = {
   capabilities: Record<RuntimeName, Capability>;
   /** Which isolation tiers this manager runs, and why not the others. */
   tiers: TierAvailability;
-  /** The isolation setting's default: SANDBOX_RUNTIME's tier, or auto. */
+  /** The isolation setting's default: the tier of the runtime in use. */
   defaultIsolation: IsolationChoice;
 };
 
@@ -52,8 +52,14 @@ export function tierAvailability(chosen: RuntimeName | undefined, probes: Record
   return { container: status("local"), gvisor: status("gvisor"), microvm: status("msb") };
 }
 
-function defaultIsolationOf(requested: RuntimeRequest): IsolationChoice {
-  return requested === "auto" ? "auto" : TIER_OF_RUNTIME[requested];
+/**
+ * The isolation setting's default: the tier of the runtime in use (container on a host without KVM, as
+ * SANDBOX_RUNTIME=auto picks it), so the default is what the operator configured; `auto` (the strongest
+ * tier that works) and the other tiers are choices an operator or a session makes.
+ */
+function defaultIsolationOf(selection: RuntimeSelection): IsolationChoice {
+  if (selection.runtime) return TIER_OF_RUNTIME[selection.runtime];
+  return selection.requested === "auto" ? "auto" : TIER_OF_RUNTIME[selection.requested];
 }
 
 export async function setUpRuntime(options: RuntimeOptions): Promise<RuntimeSetup> {
@@ -82,6 +88,6 @@ export async function setUpRuntime(options: RuntimeOptions): Promise<RuntimeSetu
     status: { name: chosen ?? null, available: chosen !== undefined, version: chosen ? capabilities[chosen].version : null, reason: selection.reason, notUsed: selection.notUsed, tiers },
     capabilities,
     tiers,
-    defaultIsolation: defaultIsolationOf(selection.requested),
+    defaultIsolation: defaultIsolationOf(selection),
   };
 }

@@ -6,8 +6,13 @@ export type RuntimeName = "local" | "gvisor" | "msb";
 export type RuntimeRequest = "auto" | RuntimeName;
 
 const REQUESTS: readonly RuntimeRequest[] = ["auto", "local", "gvisor", "msb"];
-/** What auto tries, strongest isolation first: a microVM, then gVisor's user-space kernel, then a container. */
-const STRONGEST_FIRST: readonly RuntimeName[] = ["msb", "gvisor", "local"];
+/**
+ * What auto tries, in order: a microVM where KVM works, else the embedded container runtime, the default on
+ * hosts without KVM. gVisor comes last: it isolates more than a container but costs 23–42× on system-call-
+ * heavy work here (docs/isolation-tiers.md), so it is chosen on purpose (SANDBOX_RUNTIME=gvisor, or the
+ * isolation setting on a manager that runs the embedded tiers), never by default.
+ */
+const AUTO_ORDER: readonly RuntimeName[] = ["msb", "local", "gvisor"];
 
 /** Thrown when SANDBOX_RUNTIME holds anything but auto, local, gvisor or msb. */
 export class InvalidRuntimeSettingError extends Error {
@@ -46,7 +51,7 @@ function problemsText(name: RuntimeName, capability: Capability | undefined): st
 
 function explicit(requested: RuntimeName, probes: RuntimeProbes): RuntimeSelection {
   const capability = probes[requested];
-  const notUsed = Object.fromEntries(STRONGEST_FIRST.filter((name) => name !== requested).map((name) => [name, `not selected: SANDBOX_RUNTIME=${requested}`]));
+  const notUsed = Object.fromEntries(AUTO_ORDER.filter((name) => name !== requested).map((name) => [name, `not selected: SANDBOX_RUNTIME=${requested}`]));
   if (capability?.available) {
     return { requested, runtime: requested, reason: `SANDBOX_RUNTIME=${requested}: ${capability.version}`, notUsed };
   }
@@ -54,17 +59,23 @@ function explicit(requested: RuntimeName, probes: RuntimeProbes): RuntimeSelecti
   return { requested, runtime: undefined, reason: `SANDBOX_RUNTIME=${requested}, but ${problemsText(requested, capability)}`, notUsed };
 }
 
+/** Why auto left an available runtime aside. */
+function laterReason(name: RuntimeName, chosen: RuntimeName): string {
+  if (name === "gvisor" && chosen === "local") return "available: sessions can choose it (isolation gvisor or auto); SANDBOX_RUNTIME=gvisor makes it the default";
+  return `available, but auto prefers ${chosen}`;
+}
+
 export function selectRuntime(input: { env: string | undefined; probes: RuntimeProbes }): RuntimeSelection {
   const requested = parseRuntimeRequest(input.env);
   if (requested !== "auto") return explicit(requested, input.probes);
-  const chosen = STRONGEST_FIRST.find((name) => input.probes[name]?.available);
-  const weaker = chosen ? STRONGEST_FIRST.slice(STRONGEST_FIRST.indexOf(chosen) + 1) : [];
-  const stronger = chosen ? STRONGEST_FIRST.slice(0, STRONGEST_FIRST.indexOf(chosen)) : STRONGEST_FIRST;
+  const chosen = AUTO_ORDER.find((name) => input.probes[name]?.available);
+  const later = chosen ? AUTO_ORDER.slice(AUTO_ORDER.indexOf(chosen) + 1) : [];
+  const earlier = chosen ? AUTO_ORDER.slice(0, AUTO_ORDER.indexOf(chosen)) : AUTO_ORDER;
   const notUsed: Partial<Record<RuntimeName, string>> = {};
-  for (const name of stronger) notUsed[name] = problemsText(name, input.probes[name]);
-  for (const name of weaker) notUsed[name] = input.probes[name]?.available ? `available, but auto prefers the stronger isolation of ${chosen}` : problemsText(name, input.probes[name]);
-  if (!chosen) return { requested, runtime: undefined, reason: `auto: no runtime is usable: ${stronger.map((name) => notUsed[name]).join("; ")}`, notUsed };
-  const why = stronger.map((name) => notUsed[name]);
+  for (const name of earlier) notUsed[name] = problemsText(name, input.probes[name]);
+  for (const name of later) notUsed[name] = input.probes[name]?.available ? laterReason(name, chosen!) : problemsText(name, input.probes[name]);
+  if (!chosen) return { requested, runtime: undefined, reason: `auto: no runtime is usable: ${earlier.map((name) => notUsed[name]).join("; ")}`, notUsed };
+  const why = earlier.map((name) => notUsed[name]);
   const version = input.probes[chosen]!.version;
   return { requested, runtime: chosen, reason: `auto: ${[...why, chosen === "msb" ? `msb is available (${version})` : `using ${chosen} (${version})`].join("; ")}`, notUsed };
 }

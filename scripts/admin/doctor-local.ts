@@ -109,8 +109,8 @@ export function localChecks(env: Env): Check[] {
   const runtimeDir = env.SANDBOX_RUNTIME_DIR || defaultRuntimeDir(dataDir);
   const checks = [configCheck(env), bunCheck(), crun, runsc, kvm];
   if (runtime === "auto") {
-    // auto takes the strongest that works; which one is the manager's call (msb, then gvisor, then local).
-    const usable = kvm.ok ? "msb (if its binary works)" : crun.ok && runsc.ok ? "gvisor (if runsc runs its bundles here)" : crun.ok ? "local" : undefined;
+    // auto's order is the manager's call (runtime/select.ts): msb, then local, then gvisor.
+    const usable = kvm.ok ? "msb (if its binary works)" : crun.ok ? "local" : undefined;
     checks.push(usable ? pass("runtime", `SANDBOX_RUNTIME=auto would use ${usable}`) : fail("runtime", "SANDBOX_RUNTIME=auto finds neither crun (local, gvisor) nor a usable /dev/kvm (msb)", `${DEPS_FIX}, or run on a KVM host`));
   }
   // All VMs share host root's inotify quota (runtime/local/inotify-limits.ts); the manager raises it at start.

@@ -1,7 +1,7 @@
 // Isolation tiers through the real manager process on this host (SANDBOX_RUNTIME unset = auto): which tiers
-// /api/health offers, a session running in the strongest by default (gVisor here), moved to the container
-// tier and back (recreated each time, each tier keeping its home volume), a tier this host lacks refused,
-// and nothing left behind in either tier: VMs, volumes, mounts, runsc processes.
+// /api/health offers, a session in the container tier by default, moved to gVisor by `auto` (the strongest
+// tier that works here) and back (recreated each time, each tier keeping its home volume), a tier this host
+// lacks refused, and nothing left behind in either tier: VMs, volumes, mounts, runsc processes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
@@ -51,31 +51,33 @@ afterAll(async () => {
 /** gVisor reports its own fixed kernel version; a container shows the host's. */
 const hostKernel = readFileSync("/proc/sys/kernel/osrelease", "utf8").trim();
 
-describe("isolation tiers (real manager, auto)", () => {
-  test("health → the tiers this host runs, each with why; auto's default is the strongest", async () => {
+describe("isolation tiers (real manager, SANDBOX_RUNTIME unset)", () => {
+  test("health → the tiers this host runs, each with why; the default is the runtime in use (container)", async () => {
     const health = await client.health();
-    expect(health.runtime.name).toBe("gvisor");
+    expect(health.runtime.name).toBe("local");
+    expect(health.runtime.notUsed.gvisor).toContain("sessions can choose it");
     expect(health.runtime.tiers?.container.available).toBe(true);
     expect(health.runtime.tiers?.gvisor.available).toBe(true);
     expect(health.runtime.tiers?.microvm.available).toBe(false);
     expect(health.runtime.tiers?.microvm.reason).toContain("kvm");
-    expect((await client.settings.get()).isolation).toBe("auto");
+    expect((await client.settings.get()).isolation).toBe("container");
   });
 
-  test("a session runs in gVisor by default; moved to the container tier and back, each tier keeps its home", async () => {
+  test("container by default; auto moves the session to gVisor and back again, each tier keeping its home", async () => {
     await client.sessions.register({ id: "ses_tiers", directory: repo });
-    const first = await client.run("ses_tiers", { command: "uname -r; echo gvisor-home > ~/where", cwd: repo });
-    expect(first.exitCode).toBe(0);
-    expect(first.stdout.split("\n")[0]).not.toBe(hostKernel);
+    const first = await client.run("ses_tiers", { command: "uname -r; echo container-home > ~/where", cwd: repo });
+    expect(first.stdout).toBe(`${hostKernel}\n`);
+
+    await client.sandbox.set("ses_tiers", { isolation: "auto" });
+    const moved = await client.run("ses_tiers", { command: "uname -r; cat ~/where 2>/dev/null || echo empty; echo gvisor-home > ~/where", cwd: repo });
+    expect(moved.stdout.split("\n")[0]).not.toBe(hostKernel);
+    expect(moved.stdout.split("\n")[1]).toBe("empty");
+    expect(manager.stderrLines.some((line) => line.includes("VM recreated") && line.includes("isolation: expected gvisor, found container"))).toBe(true);
 
     await client.sandbox.set("ses_tiers", { isolation: "container" });
-    const moved = await client.run("ses_tiers", { command: "uname -r; cat ~/where 2>/dev/null || echo empty", cwd: repo });
-    expect(moved.stdout).toBe(`${hostKernel}\nempty\n`);
-    expect(manager.stderrLines.some((line) => line.includes("VM recreated") && line.includes("isolation: expected container, found gvisor"))).toBe(true);
-
+    expect((await client.run("ses_tiers", { command: "uname -r; cat ~/where", cwd: repo })).stdout).toBe(`${hostKernel}\ncontainer-home\n`);
     await client.sandbox.set("ses_tiers", { isolation: "gvisor" });
-    const back = await client.run("ses_tiers", { command: "cat ~/where", cwd: repo });
-    expect(back.stdout).toBe("gvisor-home\n");
+    expect((await client.run("ses_tiers", { command: "cat ~/where", cwd: repo })).stdout).toBe("gvisor-home\n");
     // One VM for the session, in one tier at a time.
     const listed = (await Promise.all(drivers().map((driver) => driver.list({})))).flat();
     expect(listed.map((vm) => vm.status)).toEqual(["running"]);

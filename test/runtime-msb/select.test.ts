@@ -13,7 +13,7 @@ describe("selectRuntime", () => {
   test("auto with both available → msb, local noted as available but not preferred", () => {
     const s = selectRuntime({ env: "auto", probes: { local, msb } });
     expect(s).toMatchObject({ requested: "auto", runtime: "msb", reason: "auto: msb is available (msb 0.6.18)" });
-    expect(s.notUsed.local).toContain("auto prefers the stronger isolation of msb");
+    expect(s.notUsed.local).toBe("available, but auto prefers msb");
   });
 
   test("auto with msb unavailable → local, msb's problems and fixes as the reason", () => {
@@ -40,11 +40,22 @@ describe("selectRuntime", () => {
     expect(s.notUsed.local).toBe("not selected: SANDBOX_RUNTIME=msb");
   });
 
-  test("auto with gvisor and local but no msb → gvisor, the stronger; local noted as not preferred", () => {
+  test("auto with gvisor and local but no msb → local, the default without KVM; gvisor noted as a choice", () => {
     const s = selectRuntime({ env: "auto", probes: { local, gvisor: up("gvisor (runsc 0.0~20221219.0)"), msb: msbDown } });
-    expect(s.runtime).toBe("gvisor");
-    expect(s.reason).toBe("auto: msb is unavailable: /dev/kvm does not exist (fix: enable KVM); using gvisor (gvisor (runsc 0.0~20221219.0))");
-    expect(s.notUsed).toEqual({ msb: "msb is unavailable: /dev/kvm does not exist (fix: enable KVM)", local: "available, but auto prefers the stronger isolation of gvisor" });
+    expect(s.runtime).toBe("local");
+    expect(s.reason).toBe("auto: msb is unavailable: /dev/kvm does not exist (fix: enable KVM); using local (local (crun 1.8.1))");
+    expect(s.notUsed).toEqual({
+      msb: "msb is unavailable: /dev/kvm does not exist (fix: enable KVM)",
+      gvisor: "available: sessions can choose it (isolation gvisor or auto); SANDBOX_RUNTIME=gvisor makes it the default",
+    });
+  });
+
+  test("auto with only gvisor working → gvisor", () => {
+    expect(selectRuntime({ env: "auto", probes: { local: down("x", "y"), gvisor: up("gvisor"), msb: msbDown } }).runtime).toBe("gvisor");
+  });
+
+  test("explicit gvisor → gvisor, even where local works", () => {
+    expect(selectRuntime({ env: "gvisor", probes: { local, gvisor: up("gvisor"), msb } })).toMatchObject({ runtime: "gvisor", notUsed: { local: "not selected: SANDBOX_RUNTIME=gvisor" } });
   });
 
   test("explicit gvisor while runsc is missing → no runtime, never local", () => {
