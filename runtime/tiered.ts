@@ -39,10 +39,19 @@ export function createTieredDriver(drivers: TierDrivers, defaultTier: IsolationT
     if (!driver) throw new RuntimeError("UNAVAILABLE", `isolation tier ${tier} does not work on this host; see GET /api/health (tiers) or \`bun run doctor\``);
     return driver;
   }
+  /**
+   * Where this driver last put or found each VM, so a command does not ask every tier first. Each actor
+   * has its own driver and is the only one driving its VM; a VM removed behind its back answers NOT_FOUND
+   * from its tier, and the actor then ensures it again.
+   */
+  const placed = new Map<string, IsolationTier>();
   /** The driver holding `name`; NOT_FOUND when no tier has it. */
   async function holderOf(name: string): Promise<RuntimeDriver> {
+    const known = placed.get(name);
+    if (known) return drivers[known]!;
     const [first] = await holders(drivers, name);
     if (!first) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
+    placed.set(name, first.tier);
     return drivers[first.tier]!;
   }
   /** Removes the VM, keeping its volume, from every tier but `keep`; returns those tiers. */
@@ -72,8 +81,10 @@ export function createTieredDriver(drivers: TierDrivers, defaultTier: IsolationT
     async ensure(spec): Promise<EnsureResult> {
       const tier = tierFor(spec);
       const driver = driverFor(tier);
+      placed.delete(spec.name);
       const moved = await removeElsewhere(spec.name, tier);
       const result = await driver.ensure(spec);
+      placed.set(spec.name, tier);
       const info = withTier(result.info, tier);
       if (moved.length === 0) return { ...result, info };
       return { info, action: "recreated", mismatches: [`isolation: expected ${tier}, found ${moved.join(", ")}`, ...result.mismatches] };
@@ -89,20 +100,26 @@ export function createTieredDriver(drivers: TierDrivers, defaultTier: IsolationT
     async create(spec, options) {
       const tier = tierFor(spec);
       const driver = driverFor(tier);
+      placed.delete(spec.name);
       if (options?.replace) await removeElsewhere(spec.name, tier);
       else if ((await holders(drivers, spec.name)).some((h) => h.tier !== tier)) throw new RuntimeError("ALREADY_EXISTS", `VM ${spec.name} already exists on another isolation tier`);
-      return withTier(await driver.create(spec, options), tier);
+      const info = withTier(await driver.create(spec, options), tier);
+      placed.set(spec.name, tier);
+      return info;
     },
     start: async (name) => (await holderOf(name)).start(name),
     async stop(name) {
       for (const { tier } of await holders(drivers, name)) await drivers[tier]!.stop(name);
     },
     async remove(name, options) {
+      placed.delete(name);
       for (const tier of tiersOf(drivers)) await drivers[tier]!.remove(name, options);
     },
     exec: async (name, request, sink) => (await holderOf(name)).exec(name, request, sink),
     async inspect(name) {
       const [first] = await holders(drivers, name);
+      if (first) placed.set(name, first.tier);
+      else placed.delete(name);
       return first && withTier(first.info, first.tier);
     },
     async list(labels) {

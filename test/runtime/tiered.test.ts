@@ -73,6 +73,20 @@ describe("tiered driver (in-memory fake tiers)", () => {
     expect([...h.container.volumes.keys(), ...h.gvisor.volumes.keys()]).toEqual([]);
   });
 
+  test("a command after ensure asks no tier where its VM is; a VM removed behind its back → NOT_FOUND", async () => {
+    const h = harness();
+    await h.tiered.ensure(memorySpec(NAME, { isolation: "gvisor" }));
+    let inspections = 0;
+    for (const driver of [h.container, h.gvisor]) {
+      const inspect = driver.inspect;
+      driver.inspect = (name) => (inspections++, inspect(name));
+    }
+    expect((await run(h.tiered, "echo", "fast")).out).toBe("echo fast");
+    expect(inspections).toBe(0);
+    h.gvisor.vanish(NAME);
+    expect(((await run(h.tiered, "true").catch((e) => e)) as RuntimeError).code).toBe("NOT_FOUND");
+  });
+
   test("exec in a VM no tier holds → NOT_FOUND (the actor then boots it)", async () => {
     const h = harness();
     expect(((await run(h.tiered, "true").catch((e) => e)) as RuntimeError).code).toBe("NOT_FOUND");
