@@ -1,13 +1,21 @@
 // The message protocol between the main thread and a session actor Worker. Plain data only: specs,
 // byte chunks and error records cross the boundary, never objects with behaviour.
-import type { VmSpec } from "../runtime/driver";
+import type { Capability, VmSpec } from "../runtime/driver";
 import type { IsolationTier } from "../runtime/isolation";
 
-/** One runtime driver: the embedded container tier (crun), the gVisor tier (runsc) or msb's microVMs. */
+/**
+ * One runtime driver: the embedded container tier (crun), the gVisor tier (runsc) or msb's microVMs.
+ * `probed`: the main thread's probe of this same config, so an actor does not probe again (runtime/local/index.ts).
+ */
 export type SingleDriverConfig =
-  | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string }
-  | { kind: "gvisor"; stateDir: string; rootfsDir?: string; cgroupParent?: string }
+  | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability }
+  | { kind: "gvisor"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability }
   | { kind: "msb"; msbPath?: string; msbHome?: string };
+
+/** `config` carrying what a probe of it found (an embedded tier's; msb's own client has no probe to skip). */
+export function withProbe(config: SingleDriverConfig, probed: Capability): SingleDriverConfig {
+  return config.kind === "msb" ? config : { ...config, probed };
+}
 
 /**
  * How to build the runtime driver inside the Worker (a driver cannot cross threads): one driver, or the

@@ -71,7 +71,7 @@ export type ExecServiceDeps = {
   egress: EgressProxies;
   /** VM removals close their egress proxies. */
   events: EventBus;
-  supervisor: Pick<Supervisor, "exec">;
+  supervisor: Pick<Supervisor, "exec"> & Partial<Pick<Supervisor, "warm">>;
   execHistory: ExecHistory;
   metrics: Pick<Metrics, "refusals">;
   /** Secrets and git credentials for the guest (placeholders) and its proxy (values). */
@@ -139,6 +139,8 @@ export function createExecService(deps: ExecServiceDeps) {
     if (!view.sandboxed) {
       throw new NotSandboxedError(sessionId, view.serverEnabled ? "its sandbox mode is off" : "sandboxing is disabled server-wide");
     }
+    // The actor's Worker starts beside the checks below; it boots nothing until the command is handed to it.
+    supervisor.warm?.(view.vmName);
     const root = sessions.require(view.rootSessionID);
     const pins = pinnedMountsOf(root.id, root.directory);
     const { mounts, roots } = mountsOf(pins, sharedDirs);

@@ -292,6 +292,10 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
 
   return {
     exec,
+    /** A command for `vmName` is being prepared: start its actor meanwhile (never boots a VM, see the registry). */
+    warm(vmName: string): void {
+      if (!shuttingDown) registry.warm(vmName);
+    },
     adoptOrphanVolume,
     remove,
     removeInBackground,

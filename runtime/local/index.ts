@@ -37,6 +37,13 @@ export type LocalDriverOptions = {
   uidSlots?: number;
   /** Where uid ranges are claimed, host-wide: every manager on a host must use the same one. */
   uidRegistryDir?: string;
+  /**
+   * What a probe of this same configuration found, on another thread (the manager probes every runtime at
+   * start; each actor Worker gets it in its init message): the first VM operation uses it instead of
+   * probing again (~3 ms of every new session's first command). Blocking problems still refuse, and after
+   * a refusal the driver probes for itself.
+   */
+  probed?: Capability;
 };
 
 /**
@@ -87,9 +94,15 @@ export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base:
   const probe = tier.probe;
 
   let ready: Promise<DriverContext> | undefined;
+  let probed = options.probed;
+  const firstProbe = (): Promise<Capability> => {
+    const known = probed;
+    probed = undefined;
+    return known ? Promise.resolve(known) : probe();
+  };
   /** Fails every VM operation with the probe's findings until the host has what the driver needs. */
   const context = (): Promise<DriverContext> =>
-    (ready ??= probe().then((capability) => {
+    (ready ??= firstProbe().then((capability) => {
       const blocking = capability.problems.filter((p) => !p.what.startsWith("root filesystem"));
       if (blocking.length > 0 || !layout) {
         ready = undefined;

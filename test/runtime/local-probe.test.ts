@@ -26,6 +26,15 @@ describe("local driver probe", () => {
     await expectRefusedUntilFixed(driver, "crun is not installed");
   });
 
+  test("a probe handed over from another thread (the manager's, in an actor's init) → the first VM call uses it instead of probing; after its refusal the driver probes for itself", async () => {
+    const handed = { available: false, version: "local (handed over)", problems: [{ what: "handed-over problem", fix: "none" }] };
+    // The handed-over findings are refused exactly as the driver's own would be (this host has no such problem).
+    const driver = createLocalDriver({ stateDir, probed: handed });
+    expect(await driver.cleanUpIncomplete!().catch((e) => e)).toMatchObject({ code: "UNAVAILABLE", message: expect.stringContaining("handed-over problem") });
+    // Fail closed only once: the next call probes this host, which lacks nothing.
+    expect(await driver.cleanUpIncomplete!()).toEqual([]);
+  });
+
   test("nothing missing on this host → available, version names crun and the cgroup layout", async () => {
     const driver = createLocalDriver({ stateDir });
     const capability = await driver.probe();

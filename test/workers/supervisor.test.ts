@@ -90,6 +90,25 @@ describe("supervisor (plain module, in-process actors, in-memory fake driver)", 
     expect(h.driver.calls).toEqual([]);
   });
 
+  test("warming an actor while a command is prepared → it only discovers (no VM); refused afterwards, it retires with nothing left", async () => {
+    const h = harness();
+    h.supervisor.warm(h.spec(1).name);
+    expect(h.supervisor.liveActors()).toBe(1);
+    while (h.supervisor.liveActors() > 0) await Bun.sleep(1);
+    expect(h.driver.calls).toEqual([]);
+    expect(h.supervisor.list()).toEqual([]);
+  });
+
+  test("warming an actor, then its command → the warmed actor runs it: one actor, one boot; warming a live actor adds none", async () => {
+    const h = harness();
+    h.supervisor.warm(h.spec(1).name);
+    await h.exec(1).done;
+    h.supervisor.warm(h.spec(1).name);
+    expect(h.supervisor.liveActors()).toBe(1);
+    expect(h.driver.calls).toEqual([`create ${h.spec(1).name}`]);
+    expect(h.supervisor.runningCount()).toBe(1);
+  });
+
   test("an actor dies mid-command → the call fails at once (fail closed); a new actor rediscovers the running VM", async () => {
     const h = harness();
     const busy = h.exec(1, command("block"));
