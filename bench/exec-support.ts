@@ -1,4 +1,4 @@
-// Helpers for bench/exec.ts: latency stats, a process's RSS, temp git repos, cgroup-parent cleanup.
+// Helpers for bench/exec.ts: latency stats, a process's RSS, a bare Worker's RSS, temp git repos, cgroup-parent cleanup.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs, detectCgroupLayout } from "../runtime/local/cgroup-layout";
@@ -35,6 +35,15 @@ export async function settledRss(pid: number): Promise<{ rssKib: number; threads
   }
   reads.sort((a, b) => a.rssKib - b.rssKib);
   return reads[2]!;
+}
+
+/** KiB of RSS one bare Bun Worker adds: bench/actor-memory.ts's `bare` variant, in a fresh process. */
+export async function bareWorkerKib(): Promise<number> {
+  const script = new URL("./actor-memory.ts", import.meta.url).pathname;
+  const proc = Bun.spawn([process.execPath, script, "--child", "bare"], { stdout: "pipe", stderr: "inherit" });
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  if (code !== 0) throw new Error(`bench/actor-memory.ts --child bare exited ${code}`);
+  return (JSON.parse(out.trim().split("\n").at(-1)!) as { kibPerWorker: number }).kibPerWorker;
 }
 
 /** A fresh git repository at `dir` with one file in it. */

@@ -1,4 +1,6 @@
-// Exec benchmark: `true` via SDK→HTTP→manager→actor→local runtime vs the raw local driver vs host spawn, and manager RSS at 1,000 sessions / 50 actors.
+// Exec benchmark: `true` via SDK→HTTP→manager→actor→local runtime vs the raw local driver vs host spawn, a new
+// session's first command vs the raw driver's create → first exec, and manager RSS at 1,000 sessions / 50 actors;
+// ends with issue 16's rows 1–4, each as a ratio against its baseline measured in this same run.
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,12 +10,17 @@ import { createLocalDriver } from "../runtime/local/index";
 import { createClient, type SandboxClient } from "../sdk/index";
 import { startManager, type ManagerProcess } from "../test/manager-process";
 import { prepareLocalRuntime } from "../test/runtime/local-target";
-import { makeRepo, removeCgroupParents, settledRss, stateLeftovers, stats, timed, type Stats } from "./exec-support";
+import { bareWorkerKib, makeRepo, removeCgroupParents, settledRss, stateLeftovers, stats, timed, type Stats } from "./exec-support";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 const IDLE_SESSIONS = Number(process.env.BENCH_IDLE_SESSIONS ?? 1000);
 const ACTORS = Number(process.env.BENCH_ACTORS ?? 50);
+/** Registrations before the idle-session baseline: the first ones pay one-time growth (Elysia compiling routes, statements). */
+const SESSION_WARMUP = Number(process.env.BENCH_SESSION_WARMUP ?? 50);
+/** Fresh processes of N bare Workers each (bench/actor-memory.ts) for row 3's baseline. */
+const BARE_WORKER_RUNS = Number(process.env.BENCH_BARE_WORKER_RUNS ?? 3);
+const FIRST_COMMAND_TARGET_MS = 40;
 
 let interrupted = false;
 process.on("SIGINT", () => void (interrupted = true));
@@ -49,8 +56,10 @@ try {
   const health = await client.health();
   if (health.runtime.name !== "local") throw new Error(`manager has no local runtime: ${health.runtime.reason}`);
 
-  // 2. Manager memory: at start, with idle sessions, with live actors (each owning a running VM).
+  // 2. Manager memory: at start, with idle sessions (after a warm-up batch), with live actors (each owning a running VM).
   const atStart = await settledRss(pid);
+  for (let i = 0; i < SESSION_WARMUP; i++) await client.sessions.register({ id: `ses_warm_${i}`, directory: join(tmp, "repos", "idle") });
+  const afterWarmup = await settledRss(pid);
   for (let i = 0; i < IDLE_SESSIONS; i++) {
     if (i % 100 === 0) checkInterrupt();
     await client.sessions.register({ id: `ses_idle_${i}`, directory: join(tmp, "repos", "idle") });
@@ -58,14 +67,39 @@ try {
   const withSessions = await settledRss(pid);
   await client.settings.patch({ maxRunningVms: ACTORS });
   const repos = Array.from({ length: ACTORS }, (_, i) => makeRepo(join(tmp, "repos", `r${i}`)));
+  // A new session's first command (actor Worker, boot, `true`, through the full path), interleaved with its
+  // baseline: the raw driver's create of a fresh VM with the same resources, then `true` in it (alternating
+  // which goes first, so both see the same load and the same state of their spare disks).
   const boots: number[] = [];
+  const rawBoots: number[] = [];
+  let rawBootSpec: ((i: number) => VmSpec) | undefined;
+  const fullBoot = (i: number) => timed(async () => {
+    const result = await client!.run(`ses_live_${i}`, { command: "true", cwd: repos[i]! });
+    if (result.exitCode !== 0) throw new Error(`first exec in ses_live_${i} exited ${result.exitCode}: ${result.stderr}`);
+  });
+  const rawBoot = (i: number) => timed(async () => {
+    const spec = rawBootSpec!(i);
+    await raw.create(spec);
+    const r = await raw.exec(spec.name, { argv: ["sh", "-c", "true"], cwd: "/" }, quiet);
+    if (r.exitCode !== 0) throw new Error(`raw first exec in ${spec.name} exited ${r.exitCode}`);
+  });
   for (let i = 0; i < ACTORS; i++) {
     checkInterrupt();
     await client.sessions.register({ id: `ses_live_${i}`, directory: repos[i]! });
-    boots.push(await timed(async () => {
-      const result = await client!.run(`ses_live_${i}`, { command: "true", cwd: repos[i]! });
-      if (result.exitCode !== 0) throw new Error(`first exec in ses_live_${i} exited ${result.exitCode}: ${result.stderr}`);
-    }));
+    if (!rawBootSpec) {
+      const { cpus, memoryMib } = (await client.sandbox.get(`ses_live_${i}`)).resources.effective;
+      rawBootSpec = (n) => ({
+        name: `ssb-${tag}-boot${n}`, image, cpus, memoryMib, mounts: [], tmpSizeMib: Math.min(512, Math.max(1, Math.floor(memoryMib / 4))),
+        volume: { name: `ssb-${tag}-boot${n}` }, labels: rawLabels, network: { mode: "none" },
+      });
+    }
+    if (i % 2 === 0) {
+      boots.push(await fullBoot(i));
+      rawBoots.push(await rawBoot(i));
+    } else {
+      rawBoots.push(await rawBoot(i));
+      boots.push(await fullBoot(i));
+    }
   }
   const running = (await client.vms.list()).vms.filter((vm) => vm.status === "running").length;
   if (running !== ACTORS) throw new Error(`expected ${ACTORS} running VMs, the manager lists ${running}`);
@@ -108,17 +142,39 @@ try {
   console.log(`\nratio full/host: ${ratio(full, host)}`);
   console.log(`ratio raw/host:  ${ratio(rawStats, host)}`);
   console.log(`ratio full/raw:  ${ratio(full, rawStats)}`);
-  const boot = stats(boots);
-  console.log(`(first exec per session, i.e. VM boot via the full path, excluded above: median ${boot.median.toFixed(0)} ms, p95 ${boot.p95.toFixed(0)} ms over ${ACTORS})`);
+
+  const [boot, rawFirst] = [stats(boots), stats(rawBoots)];
+  console.log(`\nfirst command of a new session: ${ACTORS} sessions, each interleaved with a raw create → first exec of a fresh VM\n`);
+  console.log(`${"path".padEnd(42)} ${"median ms".padStart(10)} ${"p95 ms".padStart(10)}`);
+  console.log(`${"a. full: first `true` of a new session".padEnd(42)} ${boot.median.toFixed(2).padStart(10)} ${boot.p95.toFixed(2).padStart(10)}`);
+  console.log(`${"b. raw: create → first exec (in-process)".padEnd(42)} ${rawFirst.median.toFixed(2).padStart(10)} ${rawFirst.p95.toFixed(2).padStart(10)}`);
+  console.log(`ratio full/raw:  ${ratio(boot, rawFirst)}`);
 
   console.log(`\nmanager memory (VmRSS of pid ${pid}, settled; the VMs' own memory is in their cgroups, not here)\n`);
   console.log(`${"state".padEnd(44)} ${"RSS".padStart(10)} ${"threads".padStart(8)}   delta`);
   const line = (name: string, s: { rssKib: number; threads: number }, delta = "") =>
     console.log(`${name.padEnd(44)} ${kib(s.rssKib).padStart(10)} ${String(s.threads).padStart(8)}   ${delta}`);
   line("(i) right after start", atStart);
-  line(`(ii) + ${IDLE_SESSIONS} registered idle sessions`, withSessions, `${((withSessions.rssKib - atStart.rssKib) / IDLE_SESSIONS).toFixed(2)} KiB per session (${kib(withSessions.rssKib - atStart.rssKib)} total)`);
-  line(`(iii) + ${ACTORS} live actors, ${ACTORS} running VMs`, withActors, `${((withActors.rssKib - withSessions.rssKib) / ACTORS).toFixed(0)} KiB per actor (${kib(withActors.rssKib - withSessions.rssKib)} total)`);
+  line(`(i') + ${SESSION_WARMUP} warm-up sessions (one-time growth)`, afterWarmup, `${kib(afterWarmup.rssKib - atStart.rssKib)} vs (i)`);
+  const perSession = (withSessions.rssKib - afterWarmup.rssKib) / IDLE_SESSIONS;
+  line(`(ii) + ${IDLE_SESSIONS} registered idle sessions`, withSessions, `${perSession.toFixed(2)} KiB per session vs (i') (${kib(withSessions.rssKib - afterWarmup.rssKib)} total)`);
+  const perActor = (withActors.rssKib - withSessions.rssKib) / ACTORS;
+  line(`(iii) + ${ACTORS} live actors, ${ACTORS} running VMs`, withActors, `${perActor.toFixed(0)} KiB per actor (${kib(withActors.rssKib - withSessions.rssKib)} total)`);
   line(`(iv) after the ${(WARMUP + RUNS) * paths.length} latency runs (info)`, afterRuns, `${kib(afterRuns.rssKib - withActors.rssKib)} vs (iii)`);
+
+  // Row 3's baseline: RSS per bare Bun Worker, each run in a fresh process (bench/actor-memory.ts --child bare).
+  const bareRuns: number[] = [];
+  for (let i = 0; i < BARE_WORKER_RUNS; i++) bareRuns.push(await bareWorkerKib());
+  const bare = stats(bareRuns).median;
+
+  const row = (what: string, now: string, target: string) => console.log(`${what.padEnd(56)} ${now.padEnd(44)} ${target}`);
+  console.log(`\nissue 16, rows 1–4 (each against its baseline measured in this run)\n`);
+  row("row", "this run", "target");
+  row("1. exec `true`, full path ÷ host `sh -c true`", `${(full.median / host.median).toFixed(1)}x median (p95 ${(full.p95 / host.p95).toFixed(1)}x)`, "≤ 2.5x");
+  row("2. first command of a new session ÷ raw create → exec", `${(boot.median / rawFirst.median).toFixed(2)}x median (p95 ${(boot.p95 / rawFirst.p95).toFixed(2)}x)`, "");
+  row("   its median against the target", `${boot.median.toFixed(1)} ms = ${(boot.median / FIRST_COMMAND_TARGET_MS).toFixed(2)}x the target`, `≤ ${FIRST_COMMAND_TARGET_MS} ms`);
+  row("3. manager memory per live actor ÷ a bare Worker", `${(perActor / bare).toFixed(2)}x (${kib(perActor)} vs ${kib(bare)}, bare: ${bareRuns.map((k) => kib(k)).join(", ")})`, "≤ 1.5 MiB");
+  row(`4. manager memory per idle session (after ${SESSION_WARMUP} warm-up)`, `${perSession.toFixed(2)} KiB = ${(perSession / 2).toFixed(2)}x the target`, "≤ 2 KiB");
 } finally {
   const problems: string[] = [];
   const attempt = async (what: string, fn: () => Promise<unknown> | unknown) => {
