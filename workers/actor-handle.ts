@@ -43,8 +43,61 @@ export type ActorTransport = {
   terminate(): void;
 };
 
-export function workerTransport(vmName: string, driver: DriverConfig): ActorTransport {
+/**
+ * At most one actor Worker per process started ahead of need: its module load (~11 ms, most of a Worker's
+ * start) is done before a new session's first command arrives, which then only sends it its init. It has no
+ * VM and no config until claimed, does not keep the process alive (unref), and is refilled a moment after
+ * a claim, once that claim's boot is mostly done, so the two do not compete for the CPU.
+ */
+const SPARE_REFILL_DELAY_MS = 100;
+let spare: Worker | undefined;
+let refill: ReturnType<typeof setTimeout> | undefined;
+
+function startSpare(): void {
+  refill = undefined;
+  if (spare) return;
   const worker = new Worker(WORKER_URL);
+  worker.unref();
+  // A spare that died before its claim (its modules failed to load) is never handed out: its death would
+  // come before the claimant listens, and that actor's calls would wait forever instead of failing closed.
+  worker.addEventListener("close", () => {
+    if (spare === worker) spare = undefined;
+  });
+  spare = worker;
+}
+
+/** Keeps one spare actor Worker ready from now on (the manager's registry, whose actors run in Workers). */
+export function keepSpareWorker(): void {
+  if (!spare && !refill) startSpare();
+}
+
+/** How many spare Workers wait (0 or 1): they cost memory like an idle actor, with no VM. */
+export function spareWorkers(): number {
+  return spare ? 1 : 0;
+}
+
+/** Ends the spare Worker, if any (shutdown). A later claim starts Workers afresh. */
+export function closeSpareWorker(): void {
+  clearTimeout(refill);
+  refill = undefined;
+  spare?.terminate();
+  spare = undefined;
+}
+
+function claimWorker(): Worker {
+  const worker = spare ?? new Worker(WORKER_URL);
+  const wasSpare = worker === spare;
+  spare = undefined;
+  if (wasSpare) {
+    worker.ref();
+    refill ??= setTimeout(startSpare, SPARE_REFILL_DELAY_MS);
+    refill.unref?.();
+  }
+  return worker;
+}
+
+export function workerTransport(vmName: string, driver: DriverConfig): ActorTransport {
+  const worker = claimWorker();
   worker.postMessage({ type: "init", vmName, driver } satisfies ActorInit);
   return {
     post: (request) => worker.postMessage(request),

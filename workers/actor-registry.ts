@@ -1,7 +1,7 @@
 // One actor per VM name, on demand. A crashed actor is replaced at once by a new one that rediscovers
 // its VM from the runtime; an actor with no VM and no work is retired, so live Workers track active
 // sessions, not every session ever seen.
-import { ActorHandle, type ActorTransport, workerTransport } from "./actor-handle";
+import { ActorHandle, closeSpareWorker, keepSpareWorker, type ActorTransport, workerTransport } from "./actor-handle";
 import type { ActorState, DriverConfig } from "./protocol";
 
 export type RegistryEvents = {
@@ -15,6 +15,9 @@ export type OpenActor = (vmName: string, driver: DriverConfig) => ActorTransport
 
 export function createActorRegistry(driver: DriverConfig | undefined, events: RegistryEvents, openActor: OpenActor = workerTransport) {
   const actors = new Map<string, ActorHandle>();
+  // Actors in Workers: one spare Worker waits, loaded, for the next new session (actor-handle.ts).
+  const spares = driver !== undefined && openActor === workerTransport;
+  if (spares) keepSpareWorker();
 
   function spawn(vmName: string): ActorHandle {
     if (!driver) throw new Error(`no sandbox runtime is usable; cannot manage VM ${vmName}`);
@@ -55,6 +58,7 @@ export function createActorRegistry(driver: DriverConfig | undefined, events: Re
     kill: (vmName: string) => actors.get(vmName)?.kill(),
     /** Ends every Worker (shutdown). VMs keep running; the next start adopts them. */
     closeAll(): void {
+      if (spares) closeSpareWorker();
       for (const handle of [...actors.values()]) handle.retire();
     },
   };
