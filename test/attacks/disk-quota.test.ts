@@ -8,7 +8,7 @@ import type { VmSpec } from "../../runtime/driver";
 import { RuntimeFailedError } from "../../sdk/index";
 import { eventually, makeActorFixture, type ActorFixture } from "../actors/fixture";
 import { makeTempDir } from "../helpers";
-import { expectNoLeaksAndCleanUp, leftoverDisks, makeLocalFixture } from "../runtime/local-target";
+import { expectNoLeaksAndCleanUp, leftoverDisks, makeLocalFixture, type LocalFixture } from "../runtime/local-target";
 import { whileResponsive } from "./responsive";
 
 const MIB = 1024 * 1024;
@@ -129,42 +129,56 @@ describe("disk quota", () => {
 describe("disk quota, crash", () => {
   test("kill -9 at any point of a create → restart clean-up leaks no loop device, mount or image", async () => {
     const fixture = await makeLocalFixture();
-    const { stateDir, image, cgroupParent } = fixture;
-    // Spread over the steps of a create: uid claim, image (mkfs, or a spare), record, mount, crun.
-    for (const [round, delayMs] of [0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80].entries()) {
-      // Every other round without a spare, so that the kill also lands in a mkfs.
-      if (round % 2 === 1) rmSync(join(stateDir, "spare-disks"), { recursive: true, force: true });
-      const child = Bun.spawn(["bun", join(import.meta.dir, "disk-quota-crash-fixture.ts"), stateDir, image, cgroupParent, `crash${round}`], { stdout: "pipe", stderr: "inherit" });
-      const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
-      await reader.read(); // "creating crash<round>-0"
-      await Bun.sleep(delayMs);
-      child.kill("SIGKILL");
-      await child.exited;
-      // What the dead process had started (mkfs, mount, crun) finishes on its own before any restart.
-      await eventually(() => !runningWith(stateDir), 10_000);
-
-      const driver = fixture.driver;
-      await driver.cleanUpIncomplete!();
-      // Every mount left is the disk of a complete volume (list()/listVolumes() reach it); no loop device is unmounted.
-      const volumes = await driver.listVolumes!();
-      const mounts = leftoverDisks(stateDir).filter((leftover) => leftover.startsWith("mount "));
-      for (const mount of mounts) expect(volumes.some((volume) => mount === `mount ${join(stateDir, "volumes", volume, "data")}`)).toBe(true);
-      // An unmounted disk's loop device is released by the kernel's autoclear, which runs asynchronously
-      // (Linux 5.17+): wait for it rather than catching it in between (a CI flake under load).
-      const loops = () => leftoverDisks(stateDir).filter((leftover) => leftover.startsWith("loop "));
-      await eventually(() => loops().length === mounts.length, 5_000).catch(() => undefined);
-      expect(loops()).toHaveLength(mounts.length);
-      expect(existsSync(join(stateDir, "spare-disks")) ? readdirSync(join(stateDir, "spare-disks")).filter((n) => n.endsWith(".partial")) : []).toEqual([]);
-      // The manager's recovery then removes VMs and volumes no session wants: here, all of them.
-      for (const vm of await driver.list({})) await driver.remove(vm.name);
-      for (const volume of await driver.listVolumes!()) await driver.removeVolume!(volume);
-      await eventually(() => leftoverDisks(stateDir).length === 0, 5_000).catch(() => undefined);
-      expect(leftoverDisks(stateDir)).toEqual([]);
-      expect(Bun.spawnSync(["find", join(stateDir, "volumes"), "-name", "*.img"]).stdout.toString()).toBe("");
+    try {
+      await killDuringCreates(fixture);
+    } finally {
+      // Whatever an assertion said: no VM of this test may outlive it (a failed round left running VMs).
+      await fixture.driver.cleanUpIncomplete!().catch(() => undefined);
+      for (const vm of await fixture.driver.list({})) await fixture.driver.remove(vm.name).catch(() => undefined);
+      for (const volume of await fixture.driver.listVolumes!()) await fixture.driver.removeVolume!(volume).catch(() => undefined);
     }
     expectNoLeaksAndCleanUp(fixture);
   }, 300_000);
 });
+
+/** Kills a create at many moments, each time checking what a restart's clean-up leaves. */
+async function killDuringCreates(fixture: LocalFixture): Promise<void> {
+  const { stateDir, image, cgroupParent } = fixture;
+  // Spread over the steps of a create: uid claim, image (mkfs, or a spare), record, mount, crun.
+  for (const [round, delayMs] of [0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80].entries()) {
+    // Every other round without a spare, so that the kill also lands in a mkfs.
+    if (round % 2 === 1) rmSync(join(stateDir, "spare-disks"), { recursive: true, force: true });
+    const child = Bun.spawn(["bun", join(import.meta.dir, "disk-quota-crash-fixture.ts"), stateDir, image, cgroupParent, `crash${round}`], { stdout: "pipe", stderr: "inherit" });
+    const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // "creating crash<round>-0"
+    await Bun.sleep(delayMs);
+    child.kill("SIGKILL");
+    await child.exited;
+    // What the dead process had started (mkfs, mount, crun) finishes on its own before any restart.
+    await eventually(() => !runningWith(stateDir), 10_000);
+
+    const driver = fixture.driver;
+    await driver.cleanUpIncomplete!();
+    // Every mount left is the disk of a complete volume (list()/listVolumes() reach it); no loop device is unmounted.
+    const volumes = await driver.listVolumes!();
+    // Both settle asynchronously: an unmounted disk's loop device is released by the kernel's autoclear
+    // (Linux 5.17+), and a mount(8) the dead process started may attach its loop device a moment before
+    // its mount shows (seen in CI). Compare them once they agree, rather than in between.
+    const mountsNow = () => leftoverDisks(stateDir).filter((leftover) => leftover.startsWith("mount "));
+    const loops = () => leftoverDisks(stateDir).filter((leftover) => leftover.startsWith("loop "));
+    await eventually(() => loops().length === mountsNow().length, 5_000).catch(() => undefined);
+    const mounts = mountsNow();
+    for (const mount of mounts) expect(volumes.some((volume) => mount === `mount ${join(stateDir, "volumes", volume, "data")}`)).toBe(true);
+    expect(loops()).toHaveLength(mounts.length);
+    expect(existsSync(join(stateDir, "spare-disks")) ? readdirSync(join(stateDir, "spare-disks")).filter((n) => n.endsWith(".partial")) : []).toEqual([]);
+    // The manager's recovery then removes VMs and volumes no session wants: here, all of them.
+    for (const vm of await driver.list({})) await driver.remove(vm.name);
+    for (const volume of await driver.listVolumes!()) await driver.removeVolume!(volume);
+    await eventually(() => leftoverDisks(stateDir).length === 0, 5_000).catch(() => undefined);
+    expect(leftoverDisks(stateDir)).toEqual([]);
+    expect(Bun.spawnSync(["find", join(stateDir, "volumes"), "-name", "*.img"]).stdout.toString()).toBe("");
+  }
+}
 
 /** Whether any process still runs with the state dir in its command line (orphaned mkfs, mount or crun). */
 function runningWith(stateDir: string): boolean {
