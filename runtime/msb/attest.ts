@@ -1,10 +1,9 @@
 // Attestation before reuse: an existing sandbox is reused only if what msb holds matches the VmSpec
 // the caller expects (image, resources, mounts, tmpfs, volume, trust directory, labels, network); otherwise recreate.
-import type { VmInfo, VmSpec } from "../driver";
+import { commonFieldMismatches, fieldMismatch } from "../attest-fields";
+import type { Attestation, VmInfo, VmSpec } from "../driver";
 import { canonicalPolicy } from "./network-rules";
 import { secretKeys } from "./secret-args";
-
-export type Attestation = { ok: true } | { ok: false; mismatches: string[] };
 
 function mountKey(mount: { hostPath: string; readOnly?: boolean }): string {
   return `${mount.hostPath} (${mount.readOnly ? "ro" : "rw"})`;
@@ -37,24 +36,13 @@ function compareLabels(expected: VmSpec, actual: VmSpec, mismatches: string[]): 
 
 /** Compares the expected spec with what the runtime reports. `anomalies` (unreadable output) always fail. */
 export function attest(expected: VmSpec, actual: VmInfo & { anomalies?: string[] }): Attestation {
-  const mismatches: string[] = [];
   const have = actual.spec;
-  const field = (what: string, want: unknown, found: unknown) => {
-    if (want !== found) mismatches.push(`${what}: expected ${JSON.stringify(want)}, found ${JSON.stringify(found)}`);
-  };
-  field("name", expected.name, actual.name);
-  field("image", expected.image, have.image);
-  field("cpus", expected.cpus, have.cpus);
-  field("memoryMib", expected.memoryMib, have.memoryMib);
-  field("tmpSizeMib", expected.tmpSizeMib, have.tmpSizeMib);
-  field("diskMib", expected.diskMib, have.diskMib);
-  field("volume", expected.volume.name, have.volume.name);
-  field("trustDir", expected.trustDir, have.trustDir);
+  const mismatches = commonFieldMismatches(expected, actual);
   compareMounts(expected, have, mismatches);
   compareLabels(expected, have, mismatches);
-  field("network", policyText(expected.network), policyText(have.network));
+  mismatches.push(...fieldMismatch("network", policyText(expected.network), policyText(have.network)));
   // Names and hosts only: msb stores a reference to the host env variable, never the value.
-  field("secrets", secretKeys(expected.secrets).join(" "), secretKeys(have.secrets).join(" "));
+  mismatches.push(...fieldMismatch("secrets", secretKeys(expected.secrets).join(" "), secretKeys(have.secrets).join(" ")));
   for (const anomaly of actual.anomalies ?? []) mismatches.push(`unreadable: ${anomaly}`);
   return mismatches.length === 0 ? { ok: true } : { ok: false, mismatches };
 }

@@ -1,5 +1,5 @@
 // Public surface of the msb driver: the driver, attestation, the pure command-line builders and parsers.
-export { attest, type Attestation } from "./attest";
+export { attest } from "./attest";
 export { buildCreateArgs, TMP_GUEST_PATH } from "./create-args";
 export { buildExecArgs, buildKillTreeArgs, EXEC_MARKER_ENV } from "./exec-args";
 export {
