@@ -4,8 +4,9 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalDriver } from "../../runtime/local/index";
-import type { SandboxEvent } from "../../sdk/index";
+import { createClient, type SandboxClient, type SandboxEvent } from "../../sdk/index";
 import { makeTempDir, makeTestApp, type TestApp, type TestAppOptions } from "../helpers";
+import { startManager, type ManagerProcess } from "../manager-process";
 import { expectNoLeaksAndCleanUp, prepareLocalRuntime } from "../runtime/local-target";
 
 export type ActorFixture = TestApp & {
@@ -75,4 +76,18 @@ export function recordEvents(f: Pick<ActorFixture, "client">): { events: Sandbox
     for await (const event of f.client.events(stop.signal)) events.push(event);
   })();
   return { events, stop: () => stop.abort() };
+}
+
+/** The real manager process over the local runtime, and an SDK client for it; the caller stops it. */
+export async function startLocalManager(dataDir: string, image: string, cgroupParent: string): Promise<{ manager: ManagerProcess; client: SandboxClient }> {
+  const manager = await startManager(dataDir, { SANDBOX_CGROUP_PARENT: cgroupParent, SANDBOX_RUNTIME: "local", SANDBOX_ROOTFS_DIR: image });
+  return { manager, client: createClient({ url: manager.url, token: manager.token }) };
+}
+
+/** A repository directory `name` under `repos`, holding one file. */
+export function makeRepoUnder(repos: string, name: string): string {
+  const dir = join(repos, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "f"), name);
+  return dir;
 }

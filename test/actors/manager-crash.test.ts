@@ -2,14 +2,14 @@
 // startup recovery and one sweep, no VM, volume, uid slot or cgroup is left over.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalDriver } from "../../runtime/local/index";
-import { createClient } from "../../sdk/index";
+import type { SandboxClient } from "../../sdk/index";
 import { makeTempDir } from "../helpers";
-import { startManager, type ManagerProcess } from "../manager-process";
+import type { ManagerProcess } from "../manager-process";
 import { expectNoLeaksAndCleanUp, heldUidRanges, prepareLocalRuntime } from "../runtime/local-target";
-import { eventually } from "./fixture";
+import { eventually, makeRepoUnder, startLocalManager } from "./fixture";
 
 let image: string;
 let dataDir: string;
@@ -33,18 +33,13 @@ afterAll(async () => {
   rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
 }, 120_000);
 
-async function start(): Promise<{ manager: ManagerProcess; client: ReturnType<typeof createClient> }> {
-  const manager = await startManager(dataDir, { SANDBOX_CGROUP_PARENT: cgroupParent, SANDBOX_RUNTIME: "local", SANDBOX_ROOTFS_DIR: image });
-  running.push(manager);
-  return { manager, client: createClient({ url: manager.url, token: manager.token }) };
+async function start(): Promise<{ manager: ManagerProcess; client: SandboxClient }> {
+  const started = await startLocalManager(dataDir, image, cgroupParent);
+  running.push(started.manager);
+  return started;
 }
 
-function repo(name: string): string {
-  const dir = join(repos, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "f"), name);
-  return dir;
-}
+const repo = (name: string) => makeRepoUnder(repos, name);
 
 const vmDirs = () => {
   const dir = join(`${dataDir}-runtime`, "local", "vms");
@@ -52,7 +47,7 @@ const vmDirs = () => {
 };
 
 /** After recovery and one sweep: nothing in the runtime's state, volumes, host-wide uid ranges or cgroups. */
-async function expectNothingLeft(client: ReturnType<typeof createClient>): Promise<void> {
+async function expectNothingLeft(client: SandboxClient): Promise<void> {
   await client.vms.sweep({ idleForMs: 0 });
   const stateDir = join(`${dataDir}-runtime`, "local");
   const driver = createLocalDriver({ stateDir, rootfsDir: image, cgroupParent });

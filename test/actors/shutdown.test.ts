@@ -3,14 +3,14 @@
 // and the next start adopts the stopped VMs and starts them on their next command.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalDriver } from "../../runtime/local/index";
-import { createClient } from "../../sdk/index";
+import type { SandboxClient } from "../../sdk/index";
 import { makeTempDir } from "../helpers";
-import { startManager, type ManagerProcess } from "../manager-process";
+import type { ManagerProcess } from "../manager-process";
 import { expectNoLeaksAndCleanUp, prepareLocalRuntime } from "../runtime/local-target";
-import { eventually } from "./fixture";
+import { eventually, makeRepoUnder, startLocalManager } from "./fixture";
 
 let image: string;
 let dataDir: string;
@@ -41,18 +41,13 @@ function localDriver() {
   return createLocalDriver({ stateDir: join(`${dataDir}-runtime`, "local"), rootfsDir: image, cgroupParent });
 }
 
-async function start(): Promise<{ manager: ManagerProcess; client: ReturnType<typeof createClient> }> {
-  const manager = await startManager(dataDir, { SANDBOX_CGROUP_PARENT: cgroupParent, SANDBOX_RUNTIME: "local", SANDBOX_ROOTFS_DIR: image });
-  running.push(manager);
-  return { manager, client: createClient({ url: manager.url, token: manager.token }) };
+async function start(): Promise<{ manager: ManagerProcess; client: SandboxClient }> {
+  const started = await startLocalManager(dataDir, image, cgroupParent);
+  running.push(started.manager);
+  return started;
 }
 
-function repo(name: string): string {
-  const dir = join(repos, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "f"), name);
-  return dir;
-}
+const repo = (name: string) => makeRepoUnder(repos, name);
 
 /** Host processes whose command line is exactly the marker: the guests' background sleeps. */
 async function guestSleeps(): Promise<string> {
