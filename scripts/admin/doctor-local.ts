@@ -35,24 +35,28 @@ function bunCheck(): Check {
   return fail("bun", `Bun ${Bun.version}, but the project pins ${pinned}`, `npm install --global bun@${pinned} (as scripts/setup.sh does)`);
 }
 
+/** `<name> --version`, found on PATH and run: its path and version, or the failed check saying why. */
+function toolVersion(env: Env, name: string, neededBy: string, required: boolean): { path: string; version: string } | Check {
+  const path = Bun.which(name, { PATH: env.PATH ?? "" });
+  if (!path) return fail(name, `${name} is not on PATH (${neededBy} needs it)`, DEPS_FIX, required);
+  const run = Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" });
+  const version = new RegExp(`${name} version (\\S+)`).exec(run.stdout.toString())?.[1];
+  if (run.exitCode !== 0 || !version) return fail(name, `${path} does not run: ${run.stderr.toString().trim() || `exit ${run.exitCode}`}`, DEPS_FIX, required);
+  return { path, version };
+}
+
 function crunCheck(env: Env, required: boolean): Check {
-  const crun = Bun.which("crun", { PATH: env.PATH ?? "" });
-  if (!crun) return fail("crun", "crun is not on PATH (the local runtime needs it)", DEPS_FIX, required);
-  const run = Bun.spawnSync([crun, "--version"], { stdout: "pipe", stderr: "pipe" });
-  const version = /crun version (\S+)/.exec(run.stdout.toString())?.[1];
-  if (run.exitCode !== 0 || !version) return fail("crun", `${crun} does not run: ${run.stderr.toString().trim() || `exit ${run.exitCode}`}`, DEPS_FIX, required);
-  if (!existsSync("/usr/bin/tini-static")) return fail("crun", `crun ${version}, but /usr/bin/tini-static (the VMs' PID 1) is missing`, DEPS_FIX, required);
-  return pass("crun", `crun ${version} at ${crun}, tini-static present`, required);
+  const crun = toolVersion(env, "crun", "the local runtime", required);
+  if ("ok" in crun) return crun;
+  if (!existsSync("/usr/bin/tini-static")) return fail("crun", `crun ${crun.version}, but /usr/bin/tini-static (the VMs' PID 1) is missing`, DEPS_FIX, required);
+  return pass("crun", `crun ${crun.version} at ${crun.path}, tini-static present`, required);
 }
 
 /** runsc (gVisor) for the gvisor tier: on top of everything crun's tier needs, since it boots the same bundles. */
 function runscCheck(env: Env, required: boolean): Check {
-  const runsc = Bun.which("runsc", { PATH: env.PATH ?? "" });
-  if (!runsc) return fail("runsc", "runsc is not on PATH (the gvisor tier needs it)", DEPS_FIX, required);
-  const run = Bun.spawnSync([runsc, "--version"], { stdout: "pipe", stderr: "pipe" });
-  const version = /runsc version (\S+)/.exec(run.stdout.toString())?.[1];
-  if (run.exitCode !== 0 || !version) return fail("runsc", `${runsc} does not run: ${run.stderr.toString().trim() || `exit ${run.exitCode}`}`, DEPS_FIX, required);
-  return pass("runsc", `runsc ${version} at ${runsc}`, required);
+  const runsc = toolVersion(env, "runsc", "the gvisor tier", required);
+  if ("ok" in runsc) return runsc;
+  return pass("runsc", `runsc ${runsc.version} at ${runsc.path}`, required);
 }
 
 /** The KVM probe's verdict (runtime/kvm-probe.ts, the one the msb driver uses). */
