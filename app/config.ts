@@ -34,6 +34,8 @@ export type Config = {
   msbImage: string;
   /** The cgroup (in every hierarchy) under which the local runtime puts its VMs. */
   cgroupParent: string | undefined;
+  /** SANDBOX_EXEC_AGENT=off: the local runtime runs every command with `crun exec` instead of its in-VM agent. */
+  execAgent: boolean;
   /**
    * Where the runtime keeps VM state and volumes. Not inside the data dir: the VMs' unprivileged host
    * uids must traverse every parent of it, and the data dir (often under a 0700 home) must stay private.
@@ -125,6 +127,7 @@ export function loadConfig(env: Env): Config {
     msbImage: matching("SANDBOX_MSB_IMAGE", env.SANDBOX_MSB_IMAGE, IMAGE_REFERENCE, "give an OCI image reference such as debian:bookworm-slim") ?? "debian:bookworm-slim",
     cgroupParent: matching("SANDBOX_CGROUP_PARENT", env.SANDBOX_CGROUP_PARENT, CGROUP_PATH, "use a relative cgroup path of letters, digits, '.', '_' and '-' such as session-sandbox"),
     runtimeDir: absolutePath("SANDBOX_RUNTIME_DIR", env.SANDBOX_RUNTIME_DIR) ?? defaultRuntimeDir(dataDir),
+    execAgent: (matching("SANDBOX_EXEC_AGENT", env.SANDBOX_EXEC_AGENT, /^(on|off)$/, "use on (the default) or off") ?? "on") === "on",
   };
 }
 

@@ -40,7 +40,7 @@ async function start() {
   const ca = await loadOrCreateManagerCa(config.dataDir);
   const upstream = loadUpstreamRoots(config.extraCaFile);
   const rootfsDir = config.rootfsDir ?? defaultRootfsDir();
-  const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent });
+  const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent, execAgent: config.execAgent });
   log.info("upstream TLS roots", { source: upstream.source });
   log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, tiers: runtime.tiers, runtimeDir: config.runtimeDir });
   const manager = createManager({

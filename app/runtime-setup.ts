@@ -25,7 +25,7 @@ export type RuntimeSetup = {
   defaultIsolation: IsolationChoice;
 };
 
-export type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; msbPath?: string; cgroupParent?: string };
+export type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; msbPath?: string; cgroupParent?: string; execAgent?: boolean };
 
 function probeText(capability: Capability): string {
   if (capability.available) return capability.version;
@@ -64,7 +64,7 @@ function defaultIsolationOf(selection: RuntimeSelection): IsolationChoice {
 
 export async function setUpRuntime(options: RuntimeOptions): Promise<RuntimeSetup> {
   const configs: { local: SingleDriverConfig; gvisor: SingleDriverConfig; msb: SingleDriverConfig } = {
-    local: { kind: "local", stateDir: join(options.runtimeDir, "local"), rootfsDir: options.rootfsDir, cgroupParent: options.cgroupParent },
+    local: { kind: "local", stateDir: join(options.runtimeDir, "local"), rootfsDir: options.rootfsDir, cgroupParent: options.cgroupParent, execAgent: options.execAgent },
     gvisor: { kind: "gvisor", stateDir: join(options.runtimeDir, "gvisor"), rootfsDir: options.rootfsDir, cgroupParent: options.cgroupParent },
     msb: { kind: "msb", msbPath: options.msbPath, msbHome: join(options.runtimeDir, "msb") },
   };

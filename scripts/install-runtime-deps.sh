@@ -8,8 +8,9 @@ set -euo pipefail
 # for the volumes' disk images; zstd is not needed (the rootfs is cached unpacked); skopeo and umoci: pull
 # OCI images from a registry (skopeo copies into an OCI layout, umoci unpacks the layers) when a setting or
 # session chooses one — neither runs anything from the image. runsc: gVisor, the runtime of the `gvisor`
-# tier (runtime/gvisor/); gcc builds that tier's statx shim (runtime/gvisor/statx-shim.c).
-packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci runsc gcc)
+# tier (runtime/gvisor/); gcc builds that tier's statx shim (runtime/gvisor/statx-shim.c) and, with libc6-dev's
+# static libc, the local tier's exec agent (runtime/local/exec-agent.c).
+packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci runsc gcc libc6-dev)
 
 source "$(dirname "$0")/lib/apt-install.sh"
 ensure_debian_packages "runtime deps" "${packages[@]}"

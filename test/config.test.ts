@@ -23,6 +23,12 @@ describe("config", () => {
     expect(() => loadConfig({ SANDBOX_LOG_LEVEL: "chatty" })).toThrow(/SANDBOX_LOG_LEVEL/);
   });
 
+  test("SANDBOX_EXEC_AGENT: on by default, off switches it off, anything else names the variable and the choices", () => {
+    expect(loadConfig({}).execAgent).toBe(true);
+    expect(loadConfig({ SANDBOX_EXEC_AGENT: "off" }).execAgent).toBe(false);
+    expect(() => loadConfig({ SANDBOX_EXEC_AGENT: "no" })).toThrow(/SANDBOX_EXEC_AGENT.*on \(the default\) or off/);
+  });
+
   test("data dir defaults under the user's state dir", () => {
     expect(resolveDataDir({ HOME: "/home/u" })).toBe("/home/u/.local/state/session-sandbox");
     expect(resolveDataDir({ XDG_STATE_HOME: "/s" })).toBe("/s/session-sandbox");

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { DatabaseStartupError, databasePath, openDatabase } from "../app/db/open";
+import { DatabaseStartupError, databasePath, openDatabase, withoutFsync } from "../app/db/open";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../app/db/migrations";
 import { makeTempDir } from "./helpers";
 
@@ -20,6 +20,18 @@ describe("database", () => {
       const db = openDatabase(dir);
       expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()!.journal_mode).toBe("wal");
       expect(db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(LATEST_SCHEMA_VERSION);
+      db.close();
+    }));
+
+  test("writes are FULL-synchronous; withoutFsync relaxes only its own write, also when it throws", () =>
+    withDir((dir) => {
+      const db = openDatabase(dir);
+      const level = () => db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()!.synchronous;
+      expect(level()).toBe(2);
+      expect(withoutFsync(db, level)).toBe(1);
+      expect(level()).toBe(2);
+      expect(() => withoutFsync(db, () => db.run("INSERT INTO no_such_table VALUES (1)"))).toThrow();
+      expect(level()).toBe(2);
       db.close();
     }));
 

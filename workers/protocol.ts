@@ -8,7 +8,7 @@ import type { IsolationTier } from "../runtime/isolation";
  * `probed`: the main thread's probe of this same config, so an actor does not probe again (runtime/local/index.ts).
  */
 export type SingleDriverConfig =
-  | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability }
+  | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability; execAgent?: boolean }
   | { kind: "gvisor"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability }
   | { kind: "msb"; msbPath?: string; msbHome?: string };
 

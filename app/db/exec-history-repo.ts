@@ -1,5 +1,6 @@
 // SQL for exec_history: each root session's recent commands (newest first), trimmed to a fixed number per root.
 import type { Database } from "bun:sqlite";
+import { withoutFsync } from "./open";
 
 /** One row, named as the API names it. */
 export type ExecRecord = {
@@ -54,14 +55,18 @@ export function createExecHistoryRepo(db: Database, keepPerRoot: number) {
 
   return {
     /** Records a command that started, trimming the root's oldest rows beyond the bound in the same transaction. */
+    // A log written as every command starts and ends: kept across a crash, not waited on for power-loss
+    // durability (after a power loss its VMs are gone too, and closeUnfinished marks what was running).
     start(record: ExecStart): void {
-      db.transaction(() => {
-        insert.run(record);
-        trim.run(record.rootSessionID, record.rootSessionID, keepPerRoot);
-      })();
+      withoutFsync(db, () =>
+        db.transaction(() => {
+          insert.run(record);
+          trim.run(record.rootSessionID, record.rootSessionID, keepPerRoot);
+        })(),
+      );
     },
     finish(id: string, outcome: ExecFinish): void {
-      finish.run({ id, ...outcome, timedOut: outcome.timedOut ? 1 : 0, cancelled: outcome.cancelled ? 1 : 0 });
+      withoutFsync(db, () => finish.run({ id, ...outcome, timedOut: outcome.timedOut ? 1 : 0, cancelled: outcome.cancelled ? 1 : 0 }));
     },
     get(id: string): ExecRecord | null {
       const row = byId.get(id);

@@ -47,6 +47,26 @@ export function createSubCgroup(layout: CgroupLayout, vmPath: string, sub: strin
   }
 }
 
+/** The processes directly in `path` (not below it), as host pids. */
+export function processesIn(layout: CgroupLayout, path: string): number[] {
+  const dir = membershipDir(layout, path);
+  return dir ? readProcs(dir) : [];
+}
+
+/**
+ * Moves one process into `path` in every hierarchy that has it (the exec agent's commands: the host
+ * places each in its own sub-cgroup, as `crun exec --cgroup` does). Throws if any write fails.
+ */
+export function moveIntoCgroup(layout: CgroupLayout, path: string, pid: number): void {
+  for (const dir of cgroupDirs(layout, path)) if (existsSync(dir)) writeFileSync(`${dir}/cgroup.procs`, String(pid));
+}
+
+/** Whether `path` exists (in the hierarchy that lists its processes). */
+export function subCgroupExists(layout: CgroupLayout, path: string): boolean {
+  const dir = membershipDir(layout, path);
+  return dir !== undefined && existsSync(dir);
+}
+
 /** True when no process is left in `path` or below it. */
 export function cgroupEmpty(layout: CgroupLayout, path: string): boolean {
   const dir = membershipDir(layout, path);

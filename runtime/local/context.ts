@@ -15,4 +15,9 @@ export type DriverContext = {
   pidsLimit: number;
   /** Host path of tini-static, bind-mounted as the VM's PID 1. */
   initPath: string;
+  /**
+   * Host path of the exec agent (exec-agent.c) new VMs run beside their init; none: this tier runs every
+   * command with its runtime's exec (gVisor), the agent is switched off, or it could not be built.
+   */
+  execAgent?: string;
 };

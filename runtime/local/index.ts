@@ -8,6 +8,7 @@ import { detectCgroupLayout, type CgroupLayout } from "./cgroup-layout";
 import type { DriverContext } from "./context";
 import { Crun } from "./crun";
 import { execInVm } from "./exec";
+import { ensureExecAgent } from "./exec-agent-binary";
 import type { OciRuntime } from "./oci-runtime";
 import { CRUN_TERMINAL, openTerminal, type TerminalBackend } from "./terminal";
 import { cleanUpIncomplete } from "./incomplete";
@@ -44,6 +45,14 @@ export type LocalDriverOptions = {
    * a refusal the driver probes for itself.
    */
   probed?: Capability;
+  /**
+   * Runs commands through a resident agent in each new VM (a fork/exec in the guest) instead of a `crun exec`
+   * each (default true; SANDBOX_EXEC_AGENT=off). `crun exec` stays the path for terminals, for VMs made
+   * without the agent, and whenever the agent cannot take a command.
+   */
+  execAgent?: boolean;
+  /** Where the agent binary is built (shared by every driver on the host); DEFAULT_EXEC_AGENT_DIR. */
+  execAgentDir?: string;
 };
 
 /**
@@ -59,6 +68,8 @@ export type OciTier = {
   exec(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult>;
   /** How openTerminal runs on this runtime; none: the driver has no openTerminal. */
   terminal?: TerminalBackend;
+  /** Whether its VMs can run commands through the exec agent (its processes are host processes whose cgroup the host sets). */
+  execAgent?: boolean;
 };
 /** What the driver computes once and a tier builds on. */
 export type TierBase = { paths: StatePaths; layout: CgroupLayout | undefined; initPath: string };
@@ -70,11 +81,21 @@ function crunTier(options: LocalDriverOptions, { paths, layout, initPath }: Tier
   return {
     driverName: "local",
     runtime: crun,
-    probe: () => probeLocal({ crun, crunPath, initPath, unsharePath, layout, rootfsDir: options.rootfsDir }),
+    probe: async () => withExecAgentStatus(await probeLocal({ crun, crunPath, initPath, unsharePath, layout, rootfsDir: options.rootfsDir }), options),
     ping: async () => crunPath !== null && (await crun.version()) !== undefined,
     exec: (ctx, name, request, sink) => execInVm(ctx, name, request, sink),
     terminal: CRUN_TERMINAL,
+    execAgent: true,
   };
+}
+
+/** The probe's version line says how commands run: through the exec agent, or with `crun exec` and why. */
+function withExecAgentStatus(capability: Capability, options: LocalDriverOptions): Capability {
+  if (!capability.available) return capability;
+  if (options.execAgent === false) return { ...capability, version: `${capability.version}, commands by crun exec (SANDBOX_EXEC_AGENT=off)` };
+  const build = ensureExecAgent(options.execAgentDir);
+  const how = build.path ? "commands by the in-VM exec agent" : `commands by crun exec: no exec agent, ${build.problem}`;
+  return { ...capability, version: `${capability.version}, ${how}` };
 }
 
 export type LocalDriver = RuntimeDriver & {
@@ -120,6 +141,7 @@ export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base:
         layout,
         pidsLimit: options.pidsLimit ?? 1024,
         initPath,
+        execAgent: tier.execAgent && options.execAgent !== false ? ensureExecAgent(options.execAgentDir).path : undefined,
       };
     }));
   const store = new VmStore(paths);

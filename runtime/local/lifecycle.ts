@@ -1,11 +1,12 @@
 // create / start / stop / remove of one VM: crun container + cgroups + guest root + volume.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DISK_MIB, RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../driver";
 import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup-tree";
 import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
 import { buildOciConfig } from "./oci-config";
+import { AGENT_SOCKET } from "./exec-agent-client";
 import type { RuntimeVm } from "./oci-runtime";
 import { trustMounts } from "./trust-mounts";
 import { validateSpec } from "./validate-spec";
@@ -53,11 +54,12 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
       volumeData: ctx.paths.volumeData(spec.volume.name),
       imageMounts: imageMounts(plan, spec.image),
       trustMounts: trustMounts(spec, plan),
+      execAgent: ctx.execAgent ? { binary: ctx.execAgent, socketDir: ctx.paths.agentDir(spec.name) } : undefined,
     }), { name: spec.name, id: ctx.paths.containerId(spec.name), spec, hostUidBase, cgroupPath, bundleDir: ctx.paths.bundleDir(spec.name) });
     mkdirSync(ctx.paths.bundleDir(spec.name), { mode: 0o711 });
     writeFileSync(join(ctx.paths.bundleDir(spec.name), "config.json"), JSON.stringify(config, null, 1), { mode: 0o600 });
     const createdAt = Date.now();
-    ctx.store.write(spec.name, { spec: structuredClone(spec), createdAt, hostUidBase, cgroupPath });
+    ctx.store.write(spec.name, { spec: structuredClone(spec), createdAt, hostUidBase, cgroupPath, ...(ctx.execAgent ? { execAgent: true } : {}) });
     await startVm(ctx, spec.name);
     refillLater(ctx, diskMib);
     return { name: spec.name, status: "running", spec: structuredClone(spec), createdAt };
@@ -93,6 +95,7 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     const execDir = ctx.paths.execDir(name);
     rmSync(execDir, { recursive: true, force: true });
     mkdirSync(execDir, { mode: 0o700 });
+    if (record.execAgent) resetAgentDir(ctx, name, record.hostUidBase);
     const pidFile = join(ctx.paths.vmDir(name), "pid");
     rmSync(pidFile, { force: true });
     await volumeMounted;
@@ -110,9 +113,30 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
       await powerOff(ctx, name, record.cgroupPath);
       throw new RuntimeError("FAILED", `VM ${name} was stopped before any command ran, because its mounts are not what was pinned: ${problems.join("; ")}`);
     }
+    // The agent binds its socket within a few ms of boot; a first command sent before falls back to crun exec.
+    if (record.execAgent) await waitForAgentSocket(ctx, name);
   } catch (error) {
     throw failed("start", name, error);
   }
+}
+
+/**
+ * The agent's socket directory, empty and owned by the VM's root (0700), at every boot: what the guest
+ * left in it last time (its own socket, or anything else) is gone.
+ */
+function resetAgentDir(ctx: DriverContext, name: string, hostUidBase: number): void {
+  const dir = ctx.paths.agentDir(name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { mode: 0o700 });
+  chownSync(dir, hostUidBase, hostUidBase);
+}
+
+const AGENT_SOCKET_WAIT_MS = 500;
+
+async function waitForAgentSocket(ctx: DriverContext, name: string): Promise<void> {
+  const socket = join(ctx.paths.agentDir(name), AGENT_SOCKET);
+  const deadline = performance.now() + AGENT_SOCKET_WAIT_MS;
+  while (!existsSync(socket) && performance.now() < deadline) await Bun.sleep(1);
 }
 
 /** Kills every process of the VM, removes its exec sub-cgroups, crun state and cgroups. */

@@ -3,7 +3,14 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSyn
 import type { VmInfo, VmSpec } from "../driver";
 import type { StatePaths } from "./state-paths";
 
-export type VmRecord = { spec: VmSpec; createdAt: number; hostUidBase: number; cgroupPath: string };
+export type VmRecord = {
+  spec: VmSpec;
+  createdAt: number;
+  hostUidBase: number;
+  cgroupPath: string;
+  /** The VM was created with the exec agent (exec-agent.c) beside its init; older VMs and gVisor's have none. */
+  execAgent?: boolean;
+};
 /** PID 1 of the running VM, plus its start time so a recycled pid is never mistaken for it. */
 export type RuntimeRecord = { pid: number; startTime: string };
 

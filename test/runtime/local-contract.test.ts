@@ -1,4 +1,5 @@
-// Runs the RuntimeDriver contract suite against the embedded local driver (crun).
+// Runs the RuntimeDriver contract suite against the embedded local driver (crun), commands through its exec
+// agent (local-contract-crun-exec.test.ts: the same with every command through `crun exec`).
 import { expectNoLeaksAndCleanUp, makeLocalFixture, type LocalFixture } from "./local-target";
 import { runtimeContractSuite } from "./contract-suite";
 

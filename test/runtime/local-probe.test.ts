@@ -40,5 +40,8 @@ describe("local driver probe", () => {
     const capability = await driver.probe();
     expect(capability.problems).toEqual([]);
     expect(capability.version).toMatch(/^local \(crun \d+\.\d+(\.\d+)?, cgroup /);
+    expect(capability.version).toEndWith(", commands by the in-VM exec agent");
+    const off = await createLocalDriver({ stateDir, execAgent: false }).probe();
+    expect(off.version).toEndWith(", commands by crun exec (SANDBOX_EXEC_AGENT=off)");
   });
 });

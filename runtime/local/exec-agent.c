@@ -1,0 +1,331 @@
+/*
+ * The exec agent: a small resident program in each VM of the local tier that runs the manager's commands
+ * with a fork/exec in the guest instead of a `crun exec` per command (issue 16). See exec-agent-client.ts
+ * for the host side and docs/exec-agent.md for the protocol and what each side trusts.
+ *
+ *   vm-exec-agent <socket path> -- <program> [args...]
+ *
+ * Binds <socket path> (a directory the host bind-mounts into the VM), forks the server into the
+ * background (re-parented to the VM's init, which reaps it) and then becomes <program> (`sleep infinity`
+ * or the egress forwarder's shell), so the VM lives exactly as before, and killing the agent only sends
+ * the host back to `crun exec`. It runs with the VM's init's credentials, seccomp filter, no_new_privs,
+ * empty capabilities and limits, and every command it starts inherits exactly those.
+ *
+ * One connection is one command, served by its own forked handler:
+ *   host → agent  u32 length, then: u32 argc, u32 envc, cwd\0, argv[i]\0..., env[i]\0...
+ *   agent → host  'P' frame: the command's pid in the guest, forked and waiting (nothing of it ran yet)
+ *   host → agent  one byte 'G' once the host moved that process into the command's own cgroup; the
+ *                 host closing the connection instead means: do not run it
+ *   agent → host  'O'/'E' frames: stdout/stderr chunks, in the order read
+ *                 'N' frame: program not found (exit 127); 'F' frame: it could not start (the reason)
+ *                 'X' frame: u32 exit code (128 + signal when killed), after the output drained
+ * A frame is: one type byte, u32 little-endian payload length, payload. The handler never kills
+ * anything: the host ends a command by killing its cgroup, as with `crun exec`.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Same as exec.ts: after the command exits, how long output its background children hold open is read. */
+#define DRAIN_AFTER_EXIT_MS 100
+/* Larger than any argv + environment execve takes on Linux (ARG_MAX-like), so nothing valid is refused. */
+#define MAX_REQUEST (16u << 20)
+#define CHUNK 65536
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static int write_all(int fd, const void *data, size_t size) {
+  const char *p = data;
+  while (size > 0) {
+    ssize_t n = send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    p += n;
+    size -= (size_t)n;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *data, size_t size) {
+  char *p = data;
+  while (size > 0) {
+    ssize_t n = read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    p += n;
+    size -= (size_t)n;
+  }
+  return 0;
+}
+
+static int send_frame(int conn, char type, const void *payload, uint32_t size) {
+  unsigned char header[5] = {(unsigned char)type, size & 0xff, (size >> 8) & 0xff, (size >> 16) & 0xff, size >> 24};
+  if (write_all(conn, header, sizeof header) < 0) return -1;
+  return size > 0 ? write_all(conn, payload, size) : 0;
+}
+
+static int send_u32(int conn, char type, uint32_t value) {
+  unsigned char bytes[4] = {value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff, value >> 24};
+  return send_frame(conn, type, bytes, sizeof bytes);
+}
+
+static uint32_t le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+typedef struct {
+  char *cwd;
+  char **argv;
+  char **envp;
+} request_t;
+
+/* Splits the request's NUL-terminated strings; refuses anything that does not add up exactly. */
+static int parse_request(char *buf, uint32_t size, request_t *req) {
+  if (size < 8) return -1;
+  uint32_t argc = le32((unsigned char *)buf), envc = le32((unsigned char *)buf + 4);
+  if (argc == 0 || argc > size || envc > size) return -1;
+  char **strings = calloc((size_t)argc + envc + 3, sizeof(char *));
+  if (!strings) return -1;
+  char *p = buf + 8, *end = buf + size;
+  uint32_t total = 1 + argc + envc;
+  for (uint32_t i = 0; i < total; i++) {
+    char *nul = memchr(p, 0, (size_t)(end - p));
+    if (!nul) return -1;
+    strings[i + (i > argc ? 1 : 0)] = p;
+    p = nul + 1;
+  }
+  if (p != end) return -1;
+  req->cwd = strings[0];
+  req->argv = strings + 1;
+  req->argv[argc] = NULL;
+  req->envp = strings + argc + 2;
+  req->envp[envc] = NULL;
+  return 0;
+}
+
+static const char *env_value(char **envp, const char *name) {
+  size_t len = strlen(name);
+  for (char **e = envp; *e; e++) if (strncmp(*e, name, len) == 0 && (*e)[len] == '=') return *e + len + 1;
+  return NULL;
+}
+
+/* In the forked command: report why it could not start on the status pipe (read by the handler). */
+static void report_and_exit(int status_fd, char kind, const char *what, int error) {
+  char message[512];
+  int n = snprintf(message, sizeof message, "%c%s: %s", kind, what, strerror(error));
+  if (n > (int)sizeof message - 1) n = (int)sizeof message - 1;
+  if (write(status_fd, message, (size_t)n) < 0) { /* the handler sees the exit code anyway */ }
+  _exit(kind == 'N' ? 127 : 126);
+}
+
+/* execvpe's search, with PATH from the command's own environment (as `crun exec` does). */
+static void exec_program(request_t *req, int status_fd) {
+  const char *program = req->argv[0];
+  if (strchr(program, '/')) {
+    execve(program, req->argv, req->envp);
+    report_and_exit(status_fd, errno == ENOENT ? 'N' : 'F', program, errno);
+  }
+  const char *path = env_value(req->envp, "PATH");
+  if (!path) path = DEFAULT_PATH;
+  int denied = 0;
+  char candidate[4096];
+  for (const char *dir = path;; dir = strchr(dir, ':') + 1) {
+    const char *colon = strchr(dir, ':');
+    size_t dir_len = colon ? (size_t)(colon - dir) : strlen(dir);
+    int n = snprintf(candidate, sizeof candidate, "%.*s%s%s", (int)dir_len, dir, dir_len ? "/" : "", program);
+    if (n > 0 && n < (int)sizeof candidate) {
+      execve(candidate, req->argv, req->envp);
+      if (errno == EACCES) denied = 1;
+    }
+    if (!colon) break;
+  }
+  if (denied) report_and_exit(status_fd, 'F', program, EACCES);
+  report_and_exit(status_fd, 'N', program, ENOENT);
+}
+
+/* The command's own process: a session of its own, default signals, stdin from /dev/null. */
+static void run_command(request_t *req, int go_fd, int out_fd, int err_fd, int status_fd) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  setsid();
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
+  /* Wait until the host has moved this process into the command's cgroup; EOF: it will not run. */
+  char go;
+  if (read(go_fd, &go, 1) != 1) _exit(125);
+  if (chdir(req->cwd) < 0) {
+    char what[4200];
+    snprintf(what, sizeof what, "chdir to cwd (\"%s\") set in config.json failed", req->cwd);
+    report_and_exit(status_fd, 'F', what, errno);
+  }
+  exec_program(req, status_fd);
+}
+
+/* Copies one readable pipe to the connection as a frame; returns 0 at EOF (the pipe is closed). */
+static int forward(int *fd, char type, int conn, char *buf) {
+  ssize_t n = read(*fd, buf, CHUNK);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
+  if (n <= 0) {
+    close(*fd);
+    *fd = -1;
+    return 0;
+  }
+  if (send_frame(conn, type, buf, (uint32_t)n) < 0) _exit(0); /* the host went away: it kills the command */
+  return 1;
+}
+
+static void handle(int conn) {
+  unsigned char header[4];
+  if (read_all(conn, header, 4) < 0) return;
+  uint32_t size = le32(header);
+  if (size > MAX_REQUEST) return;
+  char *buf = malloc(size + 1);
+  request_t req;
+  if (!buf || read_all(conn, buf, size) < 0 || parse_request(buf, size, &req) < 0) return;
+
+  int out[2], err[2], go[2], status[2];
+  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) return;
+  pid_t child = fork();
+  if (child < 0) return;
+  if (child == 0) run_command(&req, go[0], out[1], err[1], status[1]);
+  close(out[1]);
+  close(err[1]);
+  close(go[0]);
+  close(status[1]);
+
+  char go_byte;
+  if (send_u32(conn, 'P', (uint32_t)child) < 0 || read_all(conn, &go_byte, 1) < 0 || go_byte != 'G' || write(go[1], "G", 1) != 1) {
+    kill(child, SIGKILL); /* not started: the host refused it or went away */
+    waitpid(child, NULL, 0);
+    return;
+  }
+  close(go[1]);
+
+  /* The status pipe closes on a successful execve; anything written to it says why the start failed. */
+  char why[600];
+  ssize_t why_len = 0, n;
+  while ((n = read(status[0], why + why_len, sizeof why - 1 - (size_t)why_len)) > 0 || (n < 0 && errno == EINTR)) if (n > 0) why_len += n;
+  close(status[0]);
+  if (why_len > 0) {
+    waitpid(child, NULL, 0);
+    send_frame(conn, why[0], why + 1, (uint32_t)(why_len - 1));
+    return;
+  }
+
+  int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+  char *chunk = malloc(CHUNK);
+  if (!chunk) return;
+  int out_fd = out[0], err_fd = err[0], exited = pidfd < 0, code = 0;
+  long deadline = 0;
+  if (exited) { /* no pidfd (old kernel): wait for the exit, then drain */
+    int wstatus;
+    while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {}
+    code = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+    deadline = now_ms() + DRAIN_AFTER_EXIT_MS;
+  }
+  for (;;) {
+    if (exited && ((out_fd < 0 && err_fd < 0) || now_ms() >= deadline)) break;
+    struct pollfd fds[4] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {exited ? -1 : pidfd, POLLIN, 0}, {conn, POLLIN, 0}};
+    int timeout = exited ? (int)(deadline - now_ms()) : -1;
+    if (poll(fds, 4, timeout < 0 && exited ? 0 : timeout) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents) forward(&out_fd, 'O', conn, chunk);
+    if (fds[1].revents) forward(&err_fd, 'E', conn, chunk);
+    if (fds[3].revents) {
+      char ignored;
+      if (recv(conn, &ignored, 1, MSG_DONTWAIT) == 0 || (fds[3].revents & (POLLHUP | POLLERR))) return; /* the host gave up */
+    }
+    if (fds[2].revents) {
+      int wstatus;
+      if (waitpid(child, &wstatus, WNOHANG) == child) {
+        code = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+        exited = 1;
+        deadline = now_ms() + DRAIN_AFTER_EXIT_MS;
+      }
+    }
+  }
+  send_u32(conn, 'X', (uint32_t)code);
+}
+
+static void serve(int listener) {
+  signal(SIGCHLD, SIG_IGN); /* handlers are reaped by the kernel */
+  for (;;) {
+    int conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+    if (conn < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) { usleep(10000); continue; }
+      _exit(1);
+    }
+    pid_t handler = fork();
+    if (handler == 0) {
+      signal(SIGCHLD, SIG_DFL); /* the handler waits for its command */
+      close(listener);
+      handle(conn);
+      _exit(0);
+    }
+    close(conn);
+  }
+}
+
+static int listen_on(const char *path) {
+  struct sockaddr_un address = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof address.sun_path) return -1;
+  strcpy(address.sun_path, path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  unlink(path);
+  if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0 || listen(fd, 64) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4 || strcmp(argv[2], "--") != 0) {
+    fprintf(stderr, "usage: vm-exec-agent <socket path> -- <program> [args...]\n");
+    return 2;
+  }
+  /* Only stdio is meant to reach the VM's processes; nothing else crun or init might have left open. */
+  syscall(SYS_close_range, 3, ~0U, 0);
+  int listener = listen_on(argv[1]);
+  if (listener < 0) {
+    perror("vm-exec-agent: cannot listen (the host runs commands with crun exec instead)");
+  } else {
+    pid_t first = fork();
+    if (first == 0) {
+      if (fork() == 0) {
+        setsid();
+        serve(listener);
+      }
+      _exit(0);
+    }
+    if (first > 0) waitpid(first, NULL, 0);
+    close(listener);
+  }
+  execvp(argv[3], argv + 3);
+  perror("vm-exec-agent: exec");
+  return 127;
+}
