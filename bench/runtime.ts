@@ -1,5 +1,6 @@
-// Runtime benchmark (not a test): cold create-to-first-exec and exec `true` into a running local VM,
-// next to host `sh -c true` measured in the same run, plus 20 VMs created at once (wall time, memory).
+// Runtime benchmark (not a test): cold create-to-first-exec and exec `true` into a running local VM — through
+// its exec agent and through `crun exec` (the agent switched off) — next to host `sh -c true` measured in the
+// same run, plus 20 VMs created at once per path (wall time, memory per idle VM: the agent's cost).
 import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,6 +49,8 @@ function memcgBytes(cgroupPath: string): number {
 const image = await ensureRootfs();
 const stateDir = mkdtempSync(join(tmpdir(), "ss-bench-runtime-"));
 const driver = createLocalDriver({ stateDir, rootfsDir: image, cgroupParent: "session-sandbox-bench" });
+const crunStateDir = mkdtempSync(join(tmpdir(), "ss-bench-runtime-crun-"));
+const crunDriver = createLocalDriver({ stateDir: crunStateDir, rootfsDir: image, cgroupParent: "session-sandbox-bench", execAgent: false });
 let n = 0;
 const spec = (): VmSpec => {
   const name = `bench-${process.pid}-${++n}`;
@@ -60,13 +63,18 @@ try {
   const warm = spec();
   await driver.create(warm);
   await time(5, () => driver.exec(warm.name, { argv: ["true"], cwd: "/" }, quiet));
+  const warmCrun = spec();
+  await crunDriver.create(warmCrun);
+  await time(5, () => crunDriver.exec(warmCrun.name, { argv: ["true"], cwd: "/" }, quiet));
 
-  // Interleave host and VM exec samples so both see the same machine load.
+  // Interleave host and VM exec samples so all see the same machine load.
   const host: number[] = [];
   const vmExec: number[] = [];
+  const crunExec: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     host.push(...(await time(1, () => Bun.spawn(["sh", "-c", "true"]).exited)));
     vmExec.push(...(await time(1, () => driver.exec(warm.name, { argv: ["true"], cwd: "/" }, quiet))));
+    crunExec.push(...(await time(1, () => crunDriver.exec(warmCrun.name, { argv: ["true"], cwd: "/" }, quiet))));
   }
 
   const cold: number[] = [];
@@ -79,21 +87,28 @@ try {
     await driver.remove(s.name);
   }
 
-  const before = memAvailableKib();
-  const many = Array.from({ length: CONCURRENT_VMS }, spec);
-  const start = performance.now();
-  await Promise.all(many.map((s) => driver.create(s)));
-  const concurrentMs = performance.now() - start;
-  const perVmAvailKib = (before - memAvailableKib()) / CONCURRENT_VMS;
-  const perVmMemcgKib = many.reduce((sum, s) => sum + memcgBytes(driver.cgroupPath(s.name)), 0) / CONCURRENT_VMS / 1024;
-  const teardownStart = performance.now();
-  await Promise.all(many.map((s) => driver.remove(s.name)));
-  const teardownMs = performance.now() - teardownStart;
+  /** CONCURRENT_VMS VMs created at once, left idle for a moment, measured, removed. */
+  const concurrentVms = async (on: typeof driver) => {
+    const before = memAvailableKib();
+    const many = Array.from({ length: CONCURRENT_VMS }, spec);
+    const start = performance.now();
+    await Promise.all(many.map((s) => on.create(s)));
+    const concurrentMs = performance.now() - start;
+    await Bun.sleep(500);
+    const perVmAvailKib = (before - memAvailableKib()) / CONCURRENT_VMS;
+    const perVmMemcgKib = many.reduce((sum, s) => sum + memcgBytes(on.cgroupPath(s.name)), 0) / CONCURRENT_VMS / 1024;
+    const teardownStart = performance.now();
+    await Promise.all(many.map((s) => on.remove(s.name)));
+    return { concurrentMs, perVmAvailKib, perVmMemcgKib, teardownMs: performance.now() - teardownStart };
+  };
+  const withAgent = await concurrentVms(driver);
+  const withoutAgent = await concurrentVms(crunDriver);
 
   const h = stats(host);
   const rows: [string, { median: number; p95: number }][] = [
     ["host sh -c true (Bun.spawn)", h],
-    ["exec true into running VM", stats(vmExec)],
+    ["exec true, exec agent", stats(vmExec)],
+    ["exec true, crun exec", stats(crunExec)],
     ["cold create → first exec", stats(cold)],
   ];
   const capability = await driver.probe();
@@ -102,11 +117,16 @@ try {
   for (const [name, s] of rows) {
     console.log(`${name.padEnd(32)} ${s.median.toFixed(2).padStart(10)} ${s.p95.toFixed(2).padStart(10)} ${(s.median / h.median).toFixed(1).padStart(7)}x`);
   }
-  console.log(`\n${CONCURRENT_VMS} VMs created concurrently: ${concurrentMs.toFixed(0)} ms wall (${(concurrentMs / CONCURRENT_VMS).toFixed(1)} ms/VM amortised); teardown ${teardownMs.toFixed(0)} ms`);
-  console.log(`memory per idle VM: ${perVmMemcgKib.toFixed(0)} KiB charged to its memcg; ${perVmAvailKib.toFixed(0)} KiB of host MemAvailable (incl. kernel objects, noisy)`);
+  console.log(`exec agent ÷ crun exec: ${(stats(vmExec).median / stats(crunExec).median).toFixed(2)}x median`);
+  for (const [label, m] of [["with the exec agent", withAgent], ["crun exec only", withoutAgent]] as const) {
+    console.log(`\n${label}: ${CONCURRENT_VMS} VMs created concurrently: ${m.concurrentMs.toFixed(0)} ms wall (${(m.concurrentMs / CONCURRENT_VMS).toFixed(1)} ms/VM amortised); teardown ${m.teardownMs.toFixed(0)} ms`);
+    console.log(`  memory per idle VM: ${m.perVmMemcgKib.toFixed(0)} KiB charged to its memcg; ${m.perVmAvailKib.toFixed(0)} KiB of host MemAvailable (incl. kernel objects, noisy)`);
+  }
+  console.log(`memory per idle VM, agent ÷ without: ${(withAgent.perVmMemcgKib / withoutAgent.perVmMemcgKib).toFixed(2)}x (budget: 1 MiB per idle VM)`);
 } finally {
-  for (const vm of await driver.list({ bench: "runtime" })) await driver.remove(vm.name);
+  for (const on of [driver, crunDriver]) for (const vm of await on.list({ bench: "runtime" })) await on.remove(vm.name);
   rmSync(stateDir, { recursive: true, force: true });
+  rmSync(crunStateDir, { recursive: true, force: true });
   const layout = detectCgroupLayout();
   for (const dir of layout ? cgroupDirs(layout, "/session-sandbox-bench") : []) {
     try {
