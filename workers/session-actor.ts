@@ -119,14 +119,24 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
       await ensureRunning(spec);
       if (running.size === 0) drained = Promise.withResolvers<void>();
       running.set(id, controller);
-      set({});
+      announceExecCount();
     });
   }
 
   function release(id: number): void {
     running.delete(id);
     if (running.size === 0) drained.resolve();
-    set({});
+    announceExecCount();
+  }
+
+  /**
+   * The count of running commands goes out with the next lifecycle change, and at once only when the VM is
+   * not running: all the main thread reads it for is whether an actor without a VM is idle (actor-handle.ts).
+   * Two state messages per command less, on every command's path (docs/performance.md, "exec `true`").
+   */
+  function announceExecCount(): void {
+    if (state.status === "running") state = { ...state, runningExecs: running.size };
+    else set({});
   }
 
   async function exec(id: number, spec: VmSpec, command: ExecCommand) {
