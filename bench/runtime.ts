@@ -87,13 +87,15 @@ try {
     await driver.remove(s.name);
   }
 
-  /** CONCURRENT_VMS VMs created at once, left idle for a moment, measured, removed. */
+  /** CONCURRENT_VMS VMs created at once, one command each, left idle for a moment, measured, removed. */
   const concurrentVms = async (on: typeof driver) => {
     const before = memAvailableKib();
     const many = Array.from({ length: CONCURRENT_VMS }, spec);
     const start = performance.now();
     await Promise.all(many.map((s) => on.create(s)));
     const concurrentMs = performance.now() - start;
+    // One command each, as a session's VM has had: with the agent, that leaves a handler placed for the next.
+    await Promise.all(many.map((s) => on.exec(s.name, { argv: ["true"], cwd: "/" }, quiet)));
     await Bun.sleep(500);
     const perVmAvailKib = (before - memAvailableKib()) / CONCURRENT_VMS;
     const perVmMemcgKib = many.reduce((sum, s) => sum + memcgBytes(on.cgroupPath(s.name)), 0) / CONCURRENT_VMS / 1024;

@@ -30,6 +30,8 @@ export const AGENT_UNAVAILABLE = Symbol("exec agent unavailable");
 const MAX_FRAME = 1 << 20;
 /** How long an agent's early hang-up may take to show as its VM going down (tini notices its child's exit within 1 s). */
 const VM_GOING_DOWN_MS = 1500;
+/** How long a new handler may take to report itself before the host gives up on the agent for that command. */
+const PLACE_TIMEOUT_MS = 2000;
 /** After a cancelled command's tree is gone, how long its agent may take to send the exit (it drains output for 100 ms). */
 const AGENT_REPORT_AFTER_KILL_MS = 1000;
 /** Linux has no O_PATH in node:fs constants: opens the inode itself (a link stays a link with O_NOFOLLOW). */
@@ -114,75 +116,97 @@ type Outcome =
   | { kind: "failed"; reason: string };
 
 /**
- * Runs the command through the VM's agent, in the sub-cgroup `subPath` (created by the caller), or returns
- * AGENT_UNAVAILABLE when nothing of it ran and `crun exec` should run it instead.
+ * One handler of the VM's agent, connected, and moved into a command's sub-cgroup: it runs the one command
+ * sent to it. Placed just before its command, or ahead of time for the VM's next one (exec.ts).
  */
-export async function execThroughAgent(
-  ctx: DriverContext,
-  name: string,
-  record: VmRecord,
-  request: ExecRequest,
-  env: string[],
-  sink: ExecSink,
-  subPath: string,
-): Promise<ExecResult | typeof AGENT_UNAVAILABLE> {
-  const initPid = ctx.store.livePid(name);
-  const encoded = encodeRequest(request, env);
-  if (!initPid || !encoded || request.signal?.aborted) return AGENT_UNAVAILABLE;
-  const fd = openAgentSocket(ctx, name);
-  if (fd === undefined) return AGENT_UNAVAILABLE;
+export type PlacedHandler = {
+  subPath: string;
+  /** False once its connection closed (the agent or its VM went away): nothing can run on it. */
+  usable(): boolean;
+  /** Runs the command; AGENT_UNAVAILABLE when the handler was gone before anything of it ran. */
+  run(request: ExecRequest, env: string[], sink: ExecSink): Promise<ExecResult | typeof AGENT_UNAVAILABLE>;
+  /** Lets it go unused: the handler exits, nothing ran. */
+  close(): void;
+};
 
-  let started = false;
-  let commandPid: number | undefined;
-  let settle!: (outcome: Outcome) => void;
-  const outcome = new Promise<Outcome>((resolve) => (settle = resolve));
+type Phase = "placing" | "ready" | "running";
+
+/**
+ * Connects to the VM's agent and places the handler it forks in `subPath` (which must exist). Undefined when
+ * the agent cannot be used (none, a link or FIFO in its place, a pid that is not the VM's, any protocol
+ * error): nothing ran, and the command goes to `crun exec`.
+ */
+export async function placeHandler(ctx: DriverContext, name: string, record: VmRecord, subPath: string): Promise<PlacedHandler | undefined> {
+  const initPid = ctx.store.livePid(name);
+  if (!initPid) return undefined;
+  const fd = openAgentSocket(ctx, name);
+  if (fd === undefined) return undefined;
+
+  let phase: Phase = "placing";
+  let handlerPid: number | undefined;
+  const placed = Promise.withResolvers<boolean>();
+  let settle: (outcome: Outcome) => void = () => {};
   let socket: Socket<undefined> | undefined;
-  const finish = (result: Outcome) => {
-    settle(result);
+  let open = true;
+  let buffered: Buffer = Buffer.alloc(0);
+  let unsent: Uint8Array = new Uint8Array(0);
+  const sendRest = () => {
+    if (socket && unsent.length > 0) unsent = unsent.subarray(Math.max(0, socket.write(unsent)));
+  };
+  const end = () => {
+    open = false;
     socket?.terminate();
   };
-  let buffered: Buffer = Buffer.alloc(0);
-  // A large request (a long argv or environment) may not fit the socket's buffer at once: the rest goes on `drain`.
-  let unsent: Uint8Array = encoded;
-  const sendRest = () => {
-    if (!socket || unsent.length === 0) return;
-    unsent = unsent.subarray(Math.max(0, socket.write(unsent)));
+  /** Anything wrong before the command was sent ends the connection with nothing run. */
+  const refuse = () => {
+    end();
+    placed.resolve(false);
+    settle({ kind: "unavailable" });
   };
 
   const onFrame = (type: string, payload: Buffer) => {
-    if (!started) {
-      if (type !== "P" || payload.length !== 4) return finish({ kind: "unavailable" });
-      const hostPid = hostPidOf(ctx, record, initPid, payload.readUInt32LE(0));
-      if (hostPid === undefined) return finish({ kind: "unavailable" });
+    if (phase === "placing") {
+      if (type !== "P" || payload.length !== 4) return refuse();
+      handlerPid = hostPidOf(ctx, record, initPid, payload.readUInt32LE(0));
+      if (handlerPid === undefined) return refuse();
       try {
-        moveIntoCgroup(ctx.layout, subPath, hostPid);
+        moveIntoCgroup(ctx.layout, subPath, handlerPid);
       } catch {
-        return finish({ kind: "unavailable" }); // it exited meanwhile, or the VM is stopping: nothing ran
+        return refuse(); // it exited meanwhile, or the VM is stopping: nothing ran
       }
-      started = true;
-      commandPid = hostPid;
       socket?.write("G");
-      return;
+      phase = "ready";
+      return placed.resolve(true);
     }
-    if (type === "O") return sink.stdout(payload);
-    if (type === "E") return sink.stderr(payload);
-    if (type === "X" && payload.length === 4) return finish({ kind: "exit", code: payload.readUInt32LE(0) });
-    if (type === "N") return finish({ kind: "exit", code: 127 });
-    if (type === "F") return finish({ kind: "failed", reason: payload.toString("utf8") });
-    finish({ kind: "failed", reason: `its exec agent sent a frame this host does not know (type ${JSON.stringify(type)})` });
+    if (phase === "ready") return refuse(); // a handler speaks only once given its command
+    if (type === "O") return void sink?.stdout(payload);
+    if (type === "E") return void sink?.stderr(payload);
+    if (type === "X" && payload.length === 4) return settle({ kind: "exit", code: payload.readUInt32LE(0) });
+    if (type === "N") return settle({ kind: "exit", code: 127 });
+    if (type === "F") return settle({ kind: "failed", reason: payload.toString("utf8") });
+    settle({ kind: "failed", reason: `its exec agent sent a frame this host does not know (type ${JSON.stringify(type)})` });
   };
+  let sink: ExecSink | undefined;
 
   const onData = (chunk: Buffer) => {
     buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-    while (buffered.length >= 5) {
+    while (open && buffered.length >= 5) {
       const size = buffered.readUInt32LE(1);
-      if (size > MAX_FRAME) return finish(started ? { kind: "failed", reason: `its exec agent sent a frame of ${size} bytes (at most ${MAX_FRAME})` } : { kind: "unavailable" });
+      if (size > MAX_FRAME) {
+        if (phase !== "running") return refuse();
+        return settle({ kind: "failed", reason: `its exec agent sent a frame of ${size} bytes (at most ${MAX_FRAME})` });
+      }
       if (buffered.length < 5 + size) return;
       const type = String.fromCharCode(buffered[0]!);
       const payload = buffered.subarray(5, 5 + size);
       buffered = buffered.subarray(5 + size);
       onFrame(type, payload);
     }
+  };
+  const onClose = () => {
+    open = false;
+    if (phase !== "running") return refuse();
+    void closedEarly(initPid, handlerPid).then((outcome) => settle(outcome));
   };
 
   try {
@@ -191,34 +215,64 @@ export async function execThroughAgent(
       socket: {
         data: (_socket, chunk) => onData(Buffer.from(chunk)),
         drain: () => sendRest(),
-        close: () => (started ? void closedEarly(initPid, commandPid).then(finish) : finish({ kind: "unavailable" })),
-        error: () => finish(started ? { kind: "failed", reason: "the connection to its exec agent failed" } : { kind: "unavailable" }),
+        close: onClose,
+        error: onClose,
       },
     });
   } catch {
-    return AGENT_UNAVAILABLE; // refused: nobody listens (the agent was killed)
+    return undefined; // refused: nobody listens (the agent was killed)
   } finally {
     closeSync(fd);
   }
-  sendRest();
+  // An agent answers within milliseconds; one that does not (a fake, a frozen VM) gets no command: after
+  // PLACE_TIMEOUT_MS the command goes to crun exec, having run nothing. No command is cut by this.
+  const timer = setTimeout(refuse, PLACE_TIMEOUT_MS);
+  const ok = await placed.promise;
+  clearTimeout(timer);
+  if (!ok) return undefined;
 
-  // Cancellation kills the sub-cgroup, exactly as for `crun exec`; the agent then reports the exit (137).
-  const exited = outcome.then((o) => (o.kind === "exit" ? o.code : 0));
-  const { cancelReason, disarm } = superviseExec({ exited, kill: () => finish({ kind: "failed", reason: "cancelled" }) }, request, async (running, deadline) => {
-    if (!started) return finish({ kind: "unavailable" }); // not started: nothing to kill
-    // Once the sub-cgroup is empty nothing of the command lives; its agent then has a moment to report.
-    while (running() && performance.now() < deadline && !(await killCgroup(ctx.layout, subPath, 1000))) await Bun.sleep(20);
-    const reportBy = Math.min(deadline, performance.now() + AGENT_REPORT_AFTER_KILL_MS);
-    while (running() && performance.now() < reportBy) await Bun.sleep(10);
-  });
-  try {
-    const result = await outcome;
-    const reason = cancelReason();
-    if (result.kind === "unavailable") return reason ? { exitCode: 137, timedOut: reason === "timeout", cancelled: reason === "abort" } : AGENT_UNAVAILABLE;
-    if (reason) return { exitCode: result.kind === "exit" ? result.code : 137, timedOut: reason === "timeout", cancelled: reason === "abort" };
-    if (result.kind === "failed") throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${result.reason}`);
-    return { exitCode: result.code, timedOut: false, cancelled: false };
-  } finally {
-    disarm();
-  }
+  return {
+    subPath,
+    usable: () => open && phase === "ready",
+    close: end,
+    async run(request, env, commandSink) {
+      const encoded = encodeRequest(request, env);
+      if (!open || phase !== "ready" || !encoded || request.signal?.aborted) {
+        end();
+        return AGENT_UNAVAILABLE;
+      }
+      const outcome = new Promise<Outcome>((resolve) => (settle = resolve));
+      sink = commandSink;
+      phase = "running";
+      unsent = encoded;
+      sendRest();
+      const finish = (result: Outcome) => {
+        settle(result);
+        end();
+      };
+      // Cancellation kills the sub-cgroup, the handler with its command, exactly as for `crun exec`.
+      const exited = outcome.then((o) => (o.kind === "exit" ? o.code : 0));
+      const { cancelReason, cancelled, disarm } = superviseExec({ exited, kill: () => finish({ kind: "failed", reason: "cancelled" }) }, request, async (running, deadline) => {
+        // Until the sub-cgroup is empty, whatever the agent says: the handler dies in the same kill, and its
+        // hang-up settles the command before the last of a fork bomb's processes are gone.
+        while (performance.now() < deadline && !(await killCgroup(ctx.layout, subPath, 1000))) await Bun.sleep(20);
+        const reportBy = Math.min(deadline, performance.now() + AGENT_REPORT_AFTER_KILL_MS);
+        while (running() && performance.now() < reportBy) await Bun.sleep(10);
+      });
+      try {
+        const result = await outcome;
+        end();
+        // The handler dies in the kill and its hang-up settles the outcome first: the next command must not
+        // start while the rest of the tree (a fork bomb's, holding the pids limit) is still being killed.
+        await cancelled();
+        const reason = cancelReason();
+        if (reason) return { exitCode: result.kind === "exit" ? result.code : 137, timedOut: reason === "timeout", cancelled: reason === "abort" };
+        if (result.kind === "unavailable") return AGENT_UNAVAILABLE;
+        if (result.kind === "failed") throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${result.reason}`);
+        return { exitCode: result.code, timedOut: false, cancelled: false };
+      } finally {
+        disarm();
+      }
+    },
+  };
 }

@@ -12,10 +12,12 @@
  * empty capabilities and limits, and every command it starts inherits exactly those.
  *
  * One connection is one command, served by its own forked handler:
+ *   agent → host  'P' frame: the handler's pid in the guest (it waits; no command exists yet)
+ *   host → agent  one byte 'G' once the host moved the handler into the command's own cgroup, so that
+ *                 everything it forks is there from its first instruction; the host closing the
+ *                 connection instead means: nothing will run. The host may place a handler ahead of
+ *                 time, for the next command, and send that command's request later.
  *   host → agent  u32 length, then: u32 argc, u32 envc, cwd\0, argv[i]\0..., env[i]\0...
- *   agent → host  'P' frame: the command's pid in the guest, forked and waiting (nothing of it ran yet)
- *   host → agent  one byte 'G' once the host moved that process into the command's own cgroup; the
- *                 host closing the connection instead means: do not run it
  *   agent → host  'O'/'E' frames: stdout/stderr chunks, in the order read
  *                 'N' frame: program not found (exit 127); 'F' frame: it could not start (the reason)
  *                 'X' frame: u32 exit code (128 + signal when killed), after the output drained
@@ -162,7 +164,7 @@ static void exec_program(request_t *req, int status_fd) {
 }
 
 /* The command's own process: a session of its own, default signals, stdin from /dev/null. */
-static void run_command(request_t *req, int go_fd, int out_fd, int err_fd, int status_fd) {
+static void run_command(request_t *req, int out_fd, int err_fd, int status_fd) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
@@ -170,9 +172,6 @@ static void run_command(request_t *req, int go_fd, int out_fd, int err_fd, int s
   setsid();
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
-  /* Wait until the host has moved this process into the command's cgroup; EOF: it will not run. */
-  char go;
-  if (read(go_fd, &go, 1) != 1) _exit(125);
   if (chdir(req->cwd) < 0) {
     char what[4200];
     snprintf(what, sizeof what, "chdir to cwd (\"%s\") set in config.json failed", req->cwd);
@@ -195,6 +194,10 @@ static int forward(int *fd, char type, int conn, char *buf) {
 }
 
 static void handle(int conn) {
+  /* Placed first: the host moves this process into the command's cgroup, then says go. */
+  char go_byte;
+  if (send_u32(conn, 'P', (uint32_t)getpid()) < 0 || read_all(conn, &go_byte, 1) < 0 || go_byte != 'G') return;
+
   unsigned char header[4];
   if (read_all(conn, header, 4) < 0) return;
   uint32_t size = le32(header);
@@ -203,23 +206,19 @@ static void handle(int conn) {
   request_t req;
   if (!buf || read_all(conn, buf, size) < 0 || parse_request(buf, size, &req) < 0) return;
 
-  int out[2], err[2], go[2], status[2];
-  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) return;
-  pid_t child = fork();
-  if (child < 0) return;
-  if (child == 0) run_command(&req, go[0], out[1], err[1], status[1]);
-  close(out[1]);
-  close(err[1]);
-  close(go[0]);
-  close(status[1]);
-
-  char go_byte;
-  if (send_u32(conn, 'P', (uint32_t)child) < 0 || read_all(conn, &go_byte, 1) < 0 || go_byte != 'G' || write(go[1], "G", 1) != 1) {
-    kill(child, SIGKILL); /* not started: the host refused it or went away */
-    waitpid(child, NULL, 0);
+  int out[2], err[2], status[2];
+  pid_t child = -1;
+  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 || (child = fork()) < 0) {
+    /* At the VM's pids or memory limit, say so: the host reports it as the reason nothing ran. */
+    char message[200];
+    int n = snprintf(message, sizeof message, "the command could not be started in the VM: %s", strerror(errno));
+    send_frame(conn, 'F', message, (uint32_t)n);
     return;
   }
-  close(go[1]);
+  if (child == 0) run_command(&req, out[1], err[1], status[1]);
+  close(out[1]);
+  close(err[1]);
+  close(status[1]);
 
   /* The status pipe closes on a successful execve; anything written to it says why the start failed. */
   char why[600];

@@ -13,7 +13,7 @@ import { cgroupEmpty, createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, removeCgr
 import { readLog } from "./crun";
 import type { DriverContext } from "./context";
 import { handEgressSocketToVm } from "./egress-socket";
-import { AGENT_UNAVAILABLE, execThroughAgent } from "./exec-agent-client";
+import { AGENT_UNAVAILABLE, placeHandler, type PlacedHandler } from "./exec-agent-client";
 import { holdStartupOutput } from "./startup-hold";
 import { defaultEnv, guestProcess } from "./oci-config";
 import type { VmRecord } from "./vm-store";
@@ -47,15 +47,18 @@ export function superviseExec(
   proc: { exited: Promise<number>; kill(signal: "SIGKILL"): void },
   request: ExecRequest,
   kill: (running: () => boolean, deadline: number) => Promise<void>,
-): { exitCode: Promise<number>; cancelReason: () => CancelReason | undefined; disarm: () => void } {
+): { exitCode: Promise<number>; cancelReason: () => CancelReason | undefined; cancelled: () => Promise<void>; disarm: () => void } {
   let exited = false;
   const exitCode = proc.exited.finally(() => (exited = true));
   let reason: CancelReason | undefined;
-  const cancel = async (why: CancelReason) => {
+  let cancelling: Promise<void> = Promise.resolve();
+  const cancel = (why: CancelReason) => {
     if (reason || exited) return;
     reason = why;
-    await kill(() => !exited, performance.now() + CANCEL_GRACE_MS);
-    if (!exited) proc.kill("SIGKILL");
+    cancelling = (async () => {
+      await kill(() => !exited, performance.now() + CANCEL_GRACE_MS);
+      if (!exited) proc.kill("SIGKILL");
+    })();
   };
   const timer = request.timeoutMs !== undefined ? setTimeout(() => void cancel("timeout"), request.timeoutMs) : undefined;
   const onAbort = () => void cancel("abort");
@@ -65,7 +68,8 @@ export function superviseExec(
     clearTimeout(timer);
     request.signal?.removeEventListener("abort", onAbort);
   };
-  return { exitCode, cancelReason: () => reason, disarm };
+  // `cancelled`: settles once a cancellation's kill is over (at once when there was none).
+  return { exitCode, cancelReason: () => reason, cancelled: () => cancelling, disarm };
 }
 
 /**
@@ -135,38 +139,56 @@ export type ExecAttach = (started: ExecStarted) => void;
  */
 export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   const record = readyToExec(ctx, name, request);
-  const sub = takeSubCgroup(ctx, record);
+  const spare = takeSpare(ctx, record);
   try {
     if (!attach && record.execAgent && ctx.execAgent) {
-      const result = await execThroughAgent(ctx, name, record, request, envList(request.env), sink, `${record.cgroupPath}/${sub}`);
+      const result = await execThroughAgent(ctx, name, record, request, sink, spare);
       if (result !== AGENT_UNAVAILABLE) return result;
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        return await crunExecOnce(ctx, name, request, sink, sub, attach);
+        return await crunExecOnce(ctx, name, request, sink, spare.sub, attach);
       } catch (error) {
         if (!(error instanceof JoinFailedError) || attempt >= JOIN_ATTEMPTS || request.signal?.aborted) throw error;
         await Bun.sleep(25 * attempt);
       }
     }
   } finally {
-    setImmediate(() => tidyAfterExec(ctx, name, record, sub));
+    void spare.handler?.then((handler) => handler?.close()); // unused (the command went to crun exec), or done
+    setImmediate(() => tidyAfterExec(ctx, name, record, spare.sub));
   }
 }
 
-/**
- * Per VM cgroup, one empty exec sub-cgroup made ahead of time: creating one is a mkdir in each hierarchy
- * (~0.3 ms on a v1 host with 9), which the next command then does not wait for. It counts as in flight,
- * so no sweep removes it; stopping the VM removes it with the others.
- */
-const spares = new Map<string, string>();
+/** On the handler placed ahead of time if it is still there, else on one placed now. */
+async function execThroughAgent(ctx: DriverContext, name: string, record: VmRecord, request: ExecRequest, sink: ExecSink, spare: Spare): Promise<ExecResult | typeof AGENT_UNAVAILABLE> {
+  const subPath = `${record.cgroupPath}/${spare.sub}`;
+  let handler = await spare.handler;
+  if (!handler?.usable()) {
+    handler?.close();
+    handler = await placeHandler(ctx, name, record, subPath);
+    spare.handler = Promise.resolve(handler);
+  }
+  return handler ? handler.run(request, envList(request.env), sink) : AGENT_UNAVAILABLE;
+}
 
-function takeSubCgroup(ctx: DriverContext, record: VmRecord): string {
+/**
+ * Per VM cgroup, the next command's sub-cgroup made ahead of time — creating one is a mkdir in each
+ * hierarchy, ~0.3 ms on a v1 host with 9 — and, with the exec agent, a handler of the agent already placed
+ * in it (a connection, a fork in the guest and a write per hierarchy less on the command's path). It counts
+ * as in flight, so no sweep removes it; stopping the VM removes it with the others, and its handler with it.
+ */
+type Spare = { sub: string; handler?: Promise<PlacedHandler | undefined> };
+const spares = new Map<string, Spare>();
+
+function takeSpare(ctx: DriverContext, record: VmRecord): Spare {
   const spare = spares.get(record.cgroupPath);
   spares.delete(record.cgroupPath);
   // Gone if the VM was stopped and started again since it was made.
-  if (spare && subCgroupExists(ctx.layout, `${record.cgroupPath}/${spare}`)) return spare;
-  if (spare) inFlight.delete(spare);
+  if (spare && subCgroupExists(ctx.layout, `${record.cgroupPath}/${spare.sub}`)) return spare;
+  if (spare) {
+    inFlight.delete(spare.sub);
+    void spare.handler?.then((handler) => handler?.close());
+  }
   const sub = `${EXEC_CGROUP_PREFIX}${randomHex(6)}`;
   inFlight.add(sub);
   try {
@@ -176,13 +198,14 @@ function takeSubCgroup(ctx: DriverContext, record: VmRecord): string {
     removeCgroup(ctx.layout, `${record.cgroupPath}/${sub}`);
     throw error;
   }
-  return sub;
+  return { sub };
 }
 
 /**
  * After the result went out: keep the command's sub-cgroup while its background processes live, drop
- * empty ones of earlier commands, and make the next command's. Synchronous, and only while the VM runs:
- * stopping it marks it not running before its first await, so no sub-cgroup appears while it is removed.
+ * empty ones of earlier commands, and make the next command's. Synchronous up to the handler's placement,
+ * and only while the VM runs: stopping it marks it not running before its first await, so no sub-cgroup
+ * appears while it is removed.
  */
 function tidyAfterExec(ctx: DriverContext, name: string, record: VmRecord, sub: string): void {
   try {
@@ -195,11 +218,13 @@ function tidyAfterExec(ctx: DriverContext, name: string, record: VmRecord, sub: 
     inFlight.add(next);
     try {
       createSubCgroup(ctx.layout, record.cgroupPath, next);
-      spares.set(record.cgroupPath, next);
     } catch {
       inFlight.delete(next);
       removeCgroup(ctx.layout, `${record.cgroupPath}/${next}`);
+      return;
     }
+    const handler = record.execAgent && ctx.execAgent ? placeHandler(ctx, name, record, `${record.cgroupPath}/${next}`).catch(() => undefined) : undefined;
+    spares.set(record.cgroupPath, { sub: next, handler });
   } catch {
     // The VM went away meanwhile: stopping it removed its sub-cgroups.
   }

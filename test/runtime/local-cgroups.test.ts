@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import type { VmSpec } from "../../runtime/driver";
 import { cgroupDirs, detectCgroupLayout, type CgroupLayout } from "../../runtime/local/cgroup-layout";
-import { cgroupEmpty, createSubCgroup, killCgroup, listSubCgroups, removeCgroup } from "../../runtime/local/cgroup-tree";
+import { cgroupEmpty, createSubCgroup, killCgroup, listSubCgroups, processesIn, removeCgroup } from "../../runtime/local/cgroup-tree";
 import { sh } from "./exec-capture";
 import { expectNoLeaksAndCleanUp, makeLocalFixture, type LocalFixture } from "./local-target";
 
@@ -64,7 +64,9 @@ describe("local driver cgroups", () => {
     const path = fixture.driver.cgroupPath(name);
     // The driver tidies sub-cgroups (and makes the next command's spare) just after a command's result.
     const settled = () => new Promise((resolve) => setImmediate(resolve));
-    const busy = () => listSubCgroups(layout!, path).filter((sub) => !cgroupEmpty(layout!, `${path}/${sub}`));
+    // The spare holds the exec agent's handler placed for the next command: not a command's process.
+    const commandProcesses = (sub: string) => processesIn(layout!, `${path}/${sub}`).filter((pid) => !readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("/run/vm-exec-agent\0"));
+    const busy = () => listSubCgroups(layout!, path).filter((sub) => commandProcesses(sub).length > 0);
     await sh(fixture.driver, name, "true");
     await settled();
     expect(busy()).toEqual([]);
