@@ -121,6 +121,8 @@ type Outcome =
  */
 export type PlacedHandler = {
   subPath: string;
+  /** The handler's host pid: it exits right after its command's exit code, and is no process of the command's. */
+  hostPid: number;
   /** False once its connection closed (the agent or its VM went away): nothing can run on it. */
   usable(): boolean;
   /** Runs the command; AGENT_UNAVAILABLE when the handler was gone before anything of it ran. */
@@ -233,6 +235,7 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
 
   return {
     subPath,
+    hostPid: handlerPid!,
     usable: () => open && phase === "ready",
     close: end,
     async run(request, env, commandSink) {

@@ -9,7 +9,7 @@ import { randomHex } from "../bun-crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
-import { cgroupEmpty, createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, removeCgroup, subCgroupExists, sweepSubCgroups } from "./cgroup-tree";
+import { createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, processesIn, removeCgroup, subCgroupExists, sweepSubCgroups } from "./cgroup-tree";
 import { readLog } from "./crun";
 import type { DriverContext } from "./context";
 import { handEgressSocketToVm } from "./egress-socket";
@@ -155,7 +155,7 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
     }
   } finally {
     void spare.handler?.then((handler) => handler?.close()); // unused (the command went to crun exec), or done
-    setImmediate(() => tidyAfterExec(ctx, name, record, spare.sub));
+    setImmediate(() => tidyAfterExec(ctx, name, record, spare.sub, spare.ranOn?.hostPid));
   }
 }
 
@@ -168,6 +168,7 @@ async function execThroughAgent(ctx: DriverContext, name: string, record: VmReco
     handler = await placeHandler(ctx, name, record, subPath);
     spare.handler = Promise.resolve(handler);
   }
+  spare.ranOn = handler;
   return handler ? handler.run(request, envList(request.env), sink) : AGENT_UNAVAILABLE;
 }
 
@@ -177,7 +178,7 @@ async function execThroughAgent(ctx: DriverContext, name: string, record: VmReco
  * in it (a connection, a fork in the guest and a write per hierarchy less on the command's path). It counts
  * as in flight, so no sweep removes it; stopping the VM removes it with the others, and its handler with it.
  */
-type Spare = { sub: string; handler?: Promise<PlacedHandler | undefined> };
+type Spare = { sub: string; handler?: Promise<PlacedHandler | undefined>; ranOn?: PlacedHandler };
 const spares = new Map<string, Spare>();
 
 function takeSpare(ctx: DriverContext, record: VmRecord): Spare {
@@ -202,18 +203,25 @@ function takeSpare(ctx: DriverContext, record: VmRecord): Spare {
 }
 
 /**
- * After the result went out: keep the command's sub-cgroup while its background processes live, drop
- * empty ones of earlier commands, and make the next command's. Synchronous up to the handler's placement,
+ * After the result went out: the command's sub-cgroup, if it is empty, becomes the next command's; else it
+ * stays while its background processes live, empty ones of earlier commands go, and the next command's is
+ * made. Synchronous up to the handler's placement,
  * and only while the VM runs: stopping it marks it not running before its first await, so no sub-cgroup
  * appears while it is removed.
  */
-function tidyAfterExec(ctx: DriverContext, name: string, record: VmRecord, sub: string): void {
+function tidyAfterExec(ctx: DriverContext, name: string, record: VmRecord, sub: string, handlerPid?: number): void {
   try {
-    inFlight.delete(sub);
     const subPath = `${record.cgroupPath}/${sub}`;
-    if (cgroupEmpty(ctx.layout, subPath)) removeCgroup(ctx.layout, subPath);
+    // The agent's handler may still be on its way out: it sent the exit code, then exits.
+    // (Exec sub-cgroups have none below them: the processes in one are all of its processes.)
+    const empty = subCgroupExists(ctx.layout, subPath) && processesIn(ctx.layout, subPath).every((pid) => pid === handlerPid);
+    const wanted = !spares.has(record.cgroupPath) && ctx.store.livePid(name) !== undefined;
+    // A command that left nothing behind leaves its sub-cgroup empty: it is the next one's, as it is.
+    if (!(empty && wanted)) inFlight.delete(sub);
+    if (empty && !wanted) removeCgroup(ctx.layout, subPath);
     sweepSubCgroups(ctx.layout, record.cgroupPath, inFlight);
-    if (spares.has(record.cgroupPath) || !ctx.store.livePid(name)) return;
+    if (empty && wanted) return makeSpare(ctx, name, record, sub);
+    if (!wanted) return;
     const next = `${EXEC_CGROUP_PREFIX}${randomHex(6)}`;
     inFlight.add(next);
     try {
@@ -223,11 +231,16 @@ function tidyAfterExec(ctx: DriverContext, name: string, record: VmRecord, sub: 
       removeCgroup(ctx.layout, `${record.cgroupPath}/${next}`);
       return;
     }
-    const handler = record.execAgent && ctx.execAgent ? placeHandler(ctx, name, record, `${record.cgroupPath}/${next}`).catch(() => undefined) : undefined;
-    spares.set(record.cgroupPath, { sub: next, handler });
+    makeSpare(ctx, name, record, next);
   } catch {
     // The VM went away meanwhile: stopping it removed its sub-cgroups.
   }
+}
+
+/** `sub` (existing, empty, in flight) becomes the VM's spare, with an agent handler placed in it. */
+function makeSpare(ctx: DriverContext, name: string, record: VmRecord, sub: string): void {
+  const handler = record.execAgent && ctx.execAgent ? placeHandler(ctx, name, record, `${record.cgroupPath}/${sub}`).catch(() => undefined) : undefined;
+  spares.set(record.cgroupPath, { sub, handler });
 }
 
 /** One `crun exec` into the sub-cgroup `sub` (created by execInVm). */
