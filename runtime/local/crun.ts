@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CgroupLayout } from "./cgroup-layout";
 import { GUEST_PROXY_PORT, type OciConfig } from "./oci-config";
-import type { OciRuntime, RuntimeVm } from "./oci-runtime";
+import type { AgentListener, OciRuntime, RuntimeVm } from "./oci-runtime";
 import { mountProblems } from "./verify-mounts";
 
 export type CrunOptions = { crunPath: string; unsharePath: string; crunRoot: string; layout: CgroupLayout };
@@ -57,9 +57,12 @@ export class Crun implements OciRuntime {
    * cgroup2 mount has controllers, so on hybrid it runs in a private mount namespace where that mount is
    * covered by an empty tmpfs. The host's mounts are untouched; v1 controllers are all it then sees.
    */
-  async startDetached(id: string, bundleDir: string, pidFile: string, logFile: string): Promise<void> {
+  async startDetached(id: string, bundleDir: string, pidFile: string, logFile: string, agent?: AgentListener): Promise<void> {
     rmSync(logFile, { force: true });
-    const crunArgv = this.argv(["--log", `file:${logFile}`, "--log-format", "json", "run", "-d", "--bundle", bundleDir, "--pid-file", pidFile, id]);
+    const run = this.argv(["--log", `file:${logFile}`, "--log-format", "json", "run", "-d", ...(agent ? ["--preserve-fds", "1"] : []), "--bundle", bundleDir, "--pid-file", pidFile, id]);
+    // The agent binary binds its socket (as root, in the VM's directory no VM sees) and runs crun with the
+    // listener as fd 3; crun hands fd 3 to the VM's init, which passes it to the agent (exec-agent.c).
+    const crunArgv = agent ? [agent.binary, "--bind", agent.socket, "--", ...run] : run;
     const { layout } = this.options;
     let stderr = "";
     let exitCode: number;

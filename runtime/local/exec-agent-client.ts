@@ -4,13 +4,14 @@
 // sub-cgroup (so cancellation kills exactly its tree, by the same cgroup kill); limits, seccomp,
 // no_new_privs and the empty capability set are the VM's init's, which the agent and its commands inherit.
 //
-// The agent is guest code: the guest's root can kill it, replace its socket with a link, a FIFO or a fake
-// agent. So the socket is opened without following links and must be a socket; the pid it reports must
-// be a process of this VM's own cgroup (not its init); frames are bounded; and anything wrong before the
-// host said "go" — when nothing of the command has run — sends the command down the `crun exec` path.
-// A fake agent can then only lie about its own VM's command, which the guest could do anyway.
+// The guest has no path to the socket (the host binds it in the VM's directory of the state dir, and crun
+// hands the VM only the listener), but the agent is guest code all the same: the guest's root can kill it,
+// or take it over. So the socket is opened without following links and must be a socket; the pid a handler
+// reports must be a process of this VM's own cgroup (not its init); frames are bounded; a handler that does
+// not report in time gets nothing; and anything wrong before the command was sent — when nothing of it has
+// run — sends the command down the `crun exec` path. A taken-over agent can then only lie about its own
+// VM's command, which the guest could do anyway.
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Socket } from "bun";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
 import { killCgroup, moveIntoCgroup, processesIn } from "./cgroup-tree";
@@ -18,10 +19,9 @@ import type { DriverContext } from "./context";
 import { superviseExec } from "./exec";
 import type { VmRecord } from "./vm-store";
 
-/** Where the agent program and its socket directory are in every guest (on the VM's /run tmpfs, like its init). */
+/** Where the agent program is in every guest (on the VM's /run tmpfs, like its init), and its listener's fd. */
 export const GUEST_EXEC_AGENT = "/run/vm-exec-agent";
-export const GUEST_AGENT_DIR = "/run/sandbox-agent";
-export const AGENT_SOCKET = "agent.sock";
+export const AGENT_LISTENER_FD = 3;
 
 /** Nothing of the command ran: the caller runs it with `crun exec` instead. */
 export const AGENT_UNAVAILABLE = Symbol("exec agent unavailable");
@@ -72,7 +72,7 @@ function hostPidOf(ctx: DriverContext, record: VmRecord, initPid: number, guestP
 function openAgentSocket(ctx: DriverContext, name: string): number | undefined {
   let fd: number;
   try {
-    fd = openSync(join(ctx.paths.agentDir(name), AGENT_SOCKET), O_PATH | constants.O_NOFOLLOW);
+    fd = openSync(ctx.paths.agentSocket(name), O_PATH | constants.O_NOFOLLOW);
   } catch {
     return undefined; // gone (the agent died before binding, or the guest removed it)
   }

@@ -3,12 +3,15 @@
  * with a fork/exec in the guest instead of a `crun exec` per command (issue 16). See exec-agent-client.ts
  * for the host side and docs/exec-agent.md for the protocol and what each side trusts.
  *
- *   vm-exec-agent <socket path> -- <program> [args...]
+ *   vm-exec-agent --bind <socket path> -- crun run ...     (on the host, as root)
+ *   vm-exec-agent --fd 3 -- /run/vm-init -s -- ...          (in the VM, as its PID 1 before tini)
  *
- * Binds <socket path> (a directory the host bind-mounts into the VM), forks the server into the
- * background (re-parented to the VM's init, which reaps it) and then becomes <program> (`sleep infinity`
- * or the egress forwarder's shell), so the VM lives exactly as before, and killing the agent only sends
- * the host back to `crun exec`. It runs with the VM's init's credentials, seccomp filter, no_new_privs,
+ * On the host it binds the socket in the VM's own directory of the driver's state (which no VM sees) and
+ * runs crun with the listener as fd 3, which crun (--preserve-fds) gives the VM's first process: the
+ * agent. In the VM it forks the server onto that listener in the background, closes it, and becomes
+ * <program>: tini, the VM's init, which reaps the server if it dies. So the VM lives exactly as before, and
+ * no process but the server holds the listener. The guest has no path to the socket: it cannot replace it, and nothing it writes lands on the
+ * host's disk. Killing the agent only sends the host back to `crun exec`. It runs with the VM's init's credentials, seccomp filter, no_new_privs,
  * empty capabilities and limits, and every command it starts inherits exactly those.
  *
  * One connection is one command, served by its own forked handler:
@@ -288,31 +291,67 @@ static void serve(int listener) {
   }
 }
 
+/* Binds and listens on `path` (replacing what is there): the host side, as root, before the VM starts. */
 static int listen_on(const char *path) {
   struct sockaddr_un address = {.sun_family = AF_UNIX};
-  if (strlen(path) >= sizeof address.sun_path) return -1;
+  if (strlen(path) >= sizeof address.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
   strcpy(address.sun_path, path);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
   if (fd < 0) return -1;
   unlink(path);
-  if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0 || listen(fd, 64) < 0) {
+  if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
     close(fd);
     return -1;
   }
   return fd;
 }
 
+/* A listening Unix stream socket, as the VM's init got it from crun. */
+static int is_listener(int fd) {
+  int type = 0, listening = 0;
+  socklen_t size = sizeof type;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) < 0 || type != SOCK_STREAM) return 0;
+  size = sizeof listening;
+  return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 && listening;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: vm-exec-agent --bind <socket path> -- <program> [args...]   (host: listen, then run the program with it as fd 3)\n"
+                  "       vm-exec-agent --fd <n> -- <program> [args...]            (VM: serve on fd n in the background, become the program)\n");
+  return 2;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 4 || strcmp(argv[2], "--") != 0) {
-    fprintf(stderr, "usage: vm-exec-agent <socket path> -- <program> [args...]\n");
-    return 2;
+  if (argc < 5 || strcmp(argv[3], "--") != 0) return usage();
+  char **program = argv + 4;
+
+  if (strcmp(argv[1], "--bind") == 0) {
+    /* Host side: the socket lives in a directory of the host's that no VM sees; crun hands it to the VM. */
+    int listener = listen_on(argv[2]);
+    if (listener < 0) {
+      fprintf(stderr, "vm-exec-agent: cannot listen on %s: %s\n", argv[2], strerror(errno));
+      return 1;
+    }
+    if (listener != 3 && (dup2(listener, 3) < 0 || close(listener) < 0)) return 1;
+    execvp(program[0], program);
+    fprintf(stderr, "vm-exec-agent: cannot run %s: %s\n", program[0], strerror(errno));
+    return 127;
   }
-  /* Only stdio is meant to reach the VM's processes; nothing else crun or init might have left open. */
-  syscall(SYS_close_range, 3, ~0U, 0);
-  int listener = listen_on(argv[1]);
-  if (listener < 0) {
-    perror("vm-exec-agent: cannot listen (the host runs commands with crun exec instead)");
+  if (strcmp(argv[1], "--fd") != 0) return usage();
+
+  /* VM side. Only stdio and the listener are meant to reach the VM's processes. */
+  int listener = atoi(argv[2]);
+  if (listener < 3) return usage();
+  syscall(SYS_close_range, 3, (unsigned)listener - 1, 0);
+  syscall(SYS_close_range, (unsigned)listener + 1, ~0U, 0);
+  if (!is_listener(listener)) {
+    /* Booted without it (the host could not build or bind it): commands go through crun exec. */
+    close(listener);
   } else {
+    fcntl(listener, F_SETFD, FD_CLOEXEC);
     pid_t first = fork();
     if (first == 0) {
       if (fork() == 0) {
@@ -324,7 +363,7 @@ int main(int argc, char **argv) {
     if (first > 0) waitpid(first, NULL, 0);
     close(listener);
   }
-  execvp(argv[3], argv + 3);
+  execvp(program[0], program);
   perror("vm-exec-agent: exec");
   return 127;
 }

@@ -1,12 +1,11 @@
 // create / start / stop / remove of one VM: crun container + cgroups + guest root + volume.
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DISK_MIB, RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../driver";
 import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup-tree";
 import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
 import { buildOciConfig } from "./oci-config";
-import { AGENT_SOCKET } from "./exec-agent-client";
 import type { RuntimeVm } from "./oci-runtime";
 import { trustMounts } from "./trust-mounts";
 import { validateSpec } from "./validate-spec";
@@ -54,7 +53,7 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
       volumeData: ctx.paths.volumeData(spec.volume.name),
       imageMounts: imageMounts(plan, spec.image),
       trustMounts: trustMounts(spec, plan),
-      execAgent: ctx.execAgent ? { binary: ctx.execAgent, socketDir: ctx.paths.agentDir(spec.name) } : undefined,
+      execAgent: ctx.execAgent,
     }), { name: spec.name, id: ctx.paths.containerId(spec.name), spec, hostUidBase, cgroupPath, bundleDir: ctx.paths.bundleDir(spec.name) });
     mkdirSync(ctx.paths.bundleDir(spec.name), { mode: 0o711 });
     writeFileSync(join(ctx.paths.bundleDir(spec.name), "config.json"), JSON.stringify(config, null, 1), { mode: 0o600 });
@@ -95,14 +94,15 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     const execDir = ctx.paths.execDir(name);
     rmSync(execDir, { recursive: true, force: true });
     mkdirSync(execDir, { mode: 0o700 });
-    if (record.execAgent) resetAgentDir(ctx, name, record.hostUidBase);
     const pidFile = join(ctx.paths.vmDir(name), "pid");
     rmSync(pidFile, { force: true });
     await volumeMounted;
     if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
     const vm = runtimeVm(ctx, name, record);
     await ctx.runtime.prepareStart(vm);
-    await ctx.runtime.startDetached(vm.id, ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), `${ctx.runtime.name}.log`));
+    // A VM made with the agent gets its listener at every boot (without one, its agent stays idle).
+    const agent = record.execAgent && ctx.execAgent ? { binary: ctx.execAgent, socket: ctx.paths.agentSocket(name) } : undefined;
+    await ctx.runtime.startDetached(vm.id, ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), `${ctx.runtime.name}.log`), agent);
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     const startTime = processStartTime(pid);
     if (!startTime) throw new Error(`VM exited right after it started (pid ${pid})`);
@@ -113,30 +113,9 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
       await powerOff(ctx, name, record.cgroupPath);
       throw new RuntimeError("FAILED", `VM ${name} was stopped before any command ran, because its mounts are not what was pinned: ${problems.join("; ")}`);
     }
-    // The agent binds its socket within a few ms of boot; a first command sent before falls back to crun exec.
-    if (record.execAgent) await waitForAgentSocket(ctx, name);
   } catch (error) {
     throw failed("start", name, error);
   }
-}
-
-/**
- * The agent's socket directory, empty and owned by the VM's root (0700), at every boot: what the guest
- * left in it last time (its own socket, or anything else) is gone.
- */
-function resetAgentDir(ctx: DriverContext, name: string, hostUidBase: number): void {
-  const dir = ctx.paths.agentDir(name);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { mode: 0o700 });
-  chownSync(dir, hostUidBase, hostUidBase);
-}
-
-const AGENT_SOCKET_WAIT_MS = 500;
-
-async function waitForAgentSocket(ctx: DriverContext, name: string): Promise<void> {
-  const socket = join(ctx.paths.agentDir(name), AGENT_SOCKET);
-  const deadline = performance.now() + AGENT_SOCKET_WAIT_MS;
-  while (!existsSync(socket) && performance.now() < deadline) await Bun.sleep(1);
 }
 
 /** Kills every process of the VM, removes its exec sub-cgroups, crun state and cgroups. */

@@ -7,7 +7,7 @@ import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
 import { compileSeccomp, SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
 import { vmInotifyHook, type OciHook } from "./inotify-limits";
-import { AGENT_SOCKET, GUEST_AGENT_DIR, GUEST_EXEC_AGENT } from "./exec-agent-client";
+import { AGENT_LISTENER_FD, GUEST_EXEC_AGENT } from "./exec-agent-client";
 
 export type OciMount = { destination: string; type: string; source: string; options?: string[] };
 
@@ -94,8 +94,8 @@ export type ConfigInput = {
   imageMounts: OciMount[];
   /** The trust directory's mounts (trust-mounts.ts), after everything they land in. */
   trustMounts?: OciMount[];
-  /** The exec agent to run beside init (exec-agent.c): its binary, and the host directory for its socket. */
-  execAgent?: { binary: string; socketDir: string };
+  /** The exec agent to run beside init (exec-agent.c): its binary; its listener arrives as fd 3. */
+  execAgent?: string;
 };
 
 /**
@@ -125,16 +125,17 @@ export const GUEST_EGRESS_DIR = "/run/sandbox-egress";
 export const GUEST_PROXY_PORT = 3128;
 
 /**
- * PID 1's command. With egress, a socat forwarder (127.0.0.1:3128 → the proxy's Unix socket) runs beside
+ * PID 1's command: tini (after the exec agent, when there is one). With egress, a socat forwarder (127.0.0.1:3128 → the proxy's Unix socket) runs beside
  * `sleep infinity` under tini, so it lives exactly as long as the VM and is not any command's child.
  */
 function initCommand(spec: VmSpec, withAgent: boolean): string[] {
-  // The agent binds its socket, starts its server in the background and then becomes the VM's main process.
-  const agent = withAgent ? [GUEST_EXEC_AGENT, `${GUEST_AGENT_DIR}/${AGENT_SOCKET}`, "--"] : [];
-  if (!spec.egressSocket) return [GUEST_INIT, "-s", "--", ...agent, "sleep", "infinity"];
+  // With the agent, it runs first: it starts its server on the listener crun passed as fd 3, closes it, and
+  // becomes tini. So no other process holds the listener, and a killed agent refuses connections at once.
+  const agent = withAgent ? [GUEST_EXEC_AGENT, "--fd", String(AGENT_LISTENER_FD), "--"] : [];
+  if (!spec.egressSocket) return [...agent, GUEST_INIT, "-s", "--", "sleep", "infinity"];
   const socket = `${GUEST_EGRESS_DIR}/${basename(spec.egressSocket)}`;
   const forwarder = `socat TCP-LISTEN:${GUEST_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket}`;
-  return [GUEST_INIT, "-s", "--", ...agent, "/bin/sh", "-c", `${forwarder} & exec sleep infinity`];
+  return [...agent, GUEST_INIT, "-s", "--", "/bin/sh", "-c", `${forwarder} & exec sleep infinity`];
 }
 
 export function buildOciConfig(input: ConfigInput): OciConfig {
@@ -158,13 +159,8 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     { destination: GUEST_INIT, type: "bind", source: input.initPath, options: ["bind", "ro", "nosuid", "nodev"] },
     // Only the socket's directory: the guest can connect to the proxy, and reach nothing else on the host.
     ...(spec.egressSocket ? [{ destination: GUEST_EGRESS_DIR, type: "bind", source: dirname(spec.egressSocket), options: ["rbind", "rw", "nosuid", "nodev", "noexec"] }] : []),
-    // The agent's program, and the one directory the host shares with it: its socket's (exec-agent-client.ts).
-    ...(input.execAgent
-      ? [
-          { destination: GUEST_EXEC_AGENT, type: "bind", source: input.execAgent.binary, options: ["bind", "ro", "nosuid", "nodev"] },
-          { destination: GUEST_AGENT_DIR, type: "bind", source: input.execAgent.socketDir, options: ["bind", "rw", "nosuid", "nodev", "noexec"] },
-        ]
-      : []),
+    // The agent's program; its socket is not in the VM at all (crun passes the listener as fd 3).
+    ...(input.execAgent ? [{ destination: GUEST_EXEC_AGENT, type: "bind", source: input.execAgent, options: ["bind", "ro", "nosuid", "nodev"] }] : []),
     // Sorted so a parent directory is mounted before a mount nested inside it.
     ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m, hostUidBase)),
     ...(input.trustMounts ?? []),

@@ -13,6 +13,9 @@ export type RuntimeConfig = Omit<OciConfig, "hooks" | "linux"> & {
   linux: Omit<OciConfig["linux"], "seccomp"> & { seccomp?: OciConfig["linux"]["seccomp"] };
 };
 
+/** The exec agent's listening socket, bound on the host for one boot (exec-agent.c, `--bind`). */
+export type AgentListener = { binary: string; socket: string };
+
 export interface OciRuntime {
   readonly name: "crun" | "runsc";
   /** argv for `<runtime> <args>` against this driver's own state root (so ids never collide across drivers). */
@@ -22,8 +25,12 @@ export interface OciRuntime {
   adaptConfig(config: OciConfig, vm: RuntimeVm): RuntimeConfig;
   /** Host-side preparation each boot needs before `startDetached` (runsc: the repository's idmapped mounts). */
   prepareStart(vm: RuntimeVm): Promise<void>;
-  /** Creates and starts the container detached; its host PID (what `livePid` watches) goes to `pidFile`. */
-  startDetached(id: string, bundleDir: string, pidFile: string, logFile: string): Promise<void>;
+  /**
+   * Creates and starts the container detached; its host PID (what `livePid` watches) goes to `pidFile`.
+   * `agent`: bind the exec agent's socket at `socket` with `binary` and hand the listener to the VM's init
+   * as fd 3 (exec-agent.c); runtimes without the agent ignore it.
+   */
+  startDetached(id: string, bundleDir: string, pidFile: string, logFile: string, agent?: AgentListener): Promise<void>;
   /**
    * After start, before any command runs: every problem with the session mounts (verify-mounts.ts), and,
    * with egress, a wait until the guest's forwarder listens. A non-empty answer stops the VM.

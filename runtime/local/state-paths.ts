@@ -1,5 +1,5 @@
-// Where a driver keeps its state on the host; none of it is mounted into a guest but agentDir (and the
-// guest root and volume, which are the guest's own).
+// Where a driver keeps its state on the host; none of it is ever mounted into a guest (but the guest root
+// and the volume, which are the guest's own).
 import { sha256Hex } from "../bun-crypto";
 import { join } from "node:path";
 
@@ -50,12 +50,9 @@ export class StatePaths {
   guestRoot(name: string): string {
     return join(this.vmDir(name), "root");
   }
-  /**
-   * The one directory of the state dir a guest can write: bind-mounted into the VM for its exec agent's
-   * socket (exec-agent-client.ts reads nothing in it and connects without following links).
-   */
-  agentDir(name: string): string {
-    return join(this.vmDir(name), "agent");
+  /** The exec agent's socket: bound here by the host at each boot, handed to the VM as an open listener. */
+  agentSocket(name: string): string {
+    return join(this.vmDir(name), "agent.sock");
   }
   execDir(name: string): string {
     return join(this.vmDir(name), "exec");

@@ -1,13 +1,17 @@
 // The exec agent (runtime/local/exec-agent.c, exec-agent-client.ts) as a hostile guest and an impatient
 // user meet it, on the real local runtime: that commands really go through it; that they keep everything a
-// `crun exec` gives them; and that a guest which kills it, swaps its socket for a link or a FIFO, or runs
-// a fake agent in its place gets nothing from the host: no connection to a host socket, no host process
-// touched, no hang, and its commands still run in the VM (through `crun exec`).
+// `crun exec` gives them; that the guest has no path to the agent's socket and no host directory to write;
+// that a guest which kills the agent still gets its commands run in the VM (through `crun exec`); and that
+// an agent the guest has taken over (played here by a fake on the host, at the socket's path) gets nothing
+// from the host: no connection followed through a link, no host process touched, no hang, no memory blow-up.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import type { Socket } from "bun";
+import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
+import { processesIn } from "../../runtime/local/cgroup-tree";
 import type { VmSpec } from "../../runtime/driver";
 import { createLocalDriver, type LocalDriver } from "../../runtime/local/index";
 import { run, sh } from "./exec-capture";
@@ -34,26 +38,45 @@ readlink /proc/self/fd/0
 umask
 env | sort`;
 
-/** A fake agent in the guest (python3 in the image), listening where the real one did. */
-function fakeAgent(behaviour: string): string {
-  return `
-import os, socket, struct, sys
-path = "/run/sandbox-agent/agent.sock"
-try: os.unlink(path)
-except FileNotFoundError: pass
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path); s.listen(8)
-if os.fork(): sys.exit(0)
-os.setsid()
-while True:
-    c, _ = s.accept()
-    ${behaviour}
-`;
+const u32 = (value: number) => {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32LE(value);
+  return bytes;
+};
+const frame = (type: string, payload: Buffer) => Buffer.concat([Buffer.from(type), u32(payload.length), payload]);
+
+/**
+ * Plays an agent the guest has taken over: a server of the test's at the VM's agent socket (the real one
+ * removed first), or at `name` beside it.
+ */
+function takeOver(vmName: string, onOpen: (socket: Socket<undefined>) => void, onData?: (socket: Socket<undefined>, data: Buffer) => void, name = "agent.sock") {
+  const path = join(withAgent.stateDir, "vms", vmName, name);
+  rmSync(path, { force: true });
+  let connections = 0;
+  const server = Bun.listen({
+    unix: path,
+    socket: {
+      open: (socket) => {
+        connections++;
+        onOpen(socket);
+      },
+      data: (socket, data) => onData?.(socket, Buffer.from(data)),
+    },
+  });
+  return { connections: () => connections, stop: () => server.stop(true) };
 }
 
-async function startFake(driver: LocalDriver, name: string, behaviour: string): Promise<void> {
-  const started = await run(driver, name, { argv: ["python3", "-c", fakeAgent(behaviour)] });
-  expect(started.exitCode).toBe(0);
+/** The pid in the guest of the VM's process named `comm`, found from the host (its cgroup and NSpid); waits for it to start. */
+async function guestPidOf(cgroupPath: string, comm: string): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    for (const pid of processesIn(detectCgroupLayout()!, cgroupPath)) {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== comm) continue;
+      const nspid = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]!.trim().split(/\s+/);
+      return Number(nspid[nspid.length - 1]);
+    }
+    await Bun.sleep(10);
+  }
+  throw new Error(`no ${comm} in ${cgroupPath}`);
 }
 
 beforeAll(async () => {
@@ -121,29 +144,10 @@ describe("exec agent", () => {
     expect((await sh(withAgent.driver, vm.name, "kill -TERM $$")).exitCode).toBe(143);
   });
 
-  test("the guest swaps the agent's socket for a link to a host socket → the host never connects to it; the command runs in the VM", async () => {
+  test("the guest has no path to the agent's socket and no host directory it can write; PID 1 holds no listener", async () => {
     const vm = await withAgent.driver.create(spec(withAgent));
-    const hostDir = mkdtempSync(join(tmpdir(), "ss-agent-bait-"));
-    let connections = 0;
-    const bait = Bun.listen({ unix: join(hostDir, "bait.sock"), socket: { open: () => void connections++, data() {} } });
-    try {
-      const swapped = await sh(withAgent.driver, vm.name, `rm /run/sandbox-agent/agent.sock && ln -s ${join(hostDir, "bait.sock")} /run/sandbox-agent/agent.sock`);
-      expect(swapped.exitCode).toBe(0);
-      const after = await sh(withAgent.driver, vm.name, `hostname; ${PARENT}`);
-      expect(after.exitCode).toBe(0);
-      expect(after.stdout).toStartWith(`${vm.name}\n`);
-      expect(after.stdout).not.toContain("vm-exec-agent");
-      expect(connections).toBe(0);
-    } finally {
-      bait.stop(true);
-      rmSync(hostDir, { recursive: true, force: true });
-    }
-  });
-
-  test("the guest puts a FIFO where the socket was → no hang, the command runs through crun exec", async () => {
-    const vm = await withAgent.driver.create(spec(withAgent));
-    expect((await sh(withAgent.driver, vm.name, "rm /run/sandbox-agent/agent.sock && mkfifo /run/sandbox-agent/agent.sock")).exitCode).toBe(0);
-    expect(await sh(withAgent.driver, vm.name, "echo still here")).toMatchObject({ exitCode: 0, stdout: "still here\n" });
+    const seen = await sh(withAgent.driver, vm.name, "test -e /run/sandbox-agent && echo dir; grep -c -e agent.sock -e sandbox-agent /proc/self/mountinfo; ls -l /proc/1/fd | grep -c socket; ls /run");
+    expect(seen.stdout).toBe("0\n0\nvm-exec-agent\nvm-init\n");
   });
 
   test("the guest kills the agent → its commands still run (crun exec), and the next boot brings the agent back", async () => {
@@ -157,30 +161,59 @@ describe("exec agent", () => {
     expect((await sh(withAgent.driver, vm.name, PARENT)).stdout).toStartWith("/run/vm-exec-agent ");
   });
 
-  test("a fake agent reporting the VM's init (or a pid that is not the VM's) → nothing is moved, the command runs through crun exec", async () => {
-    const vm = await withAgent.driver.create(spec(withAgent));
-    await startFake(withAgent.driver, vm.name, `c.sendall(b"P" + struct.pack("<I", 4) + struct.pack("<I", 1)); c.recv(1 << 20); c.close()`);
-    const first = await sh(withAgent.driver, vm.name, `echo ran; ${PARENT}`);
-    expect(first.exitCode).toBe(0);
-    expect(first.stdout).toStartWith("ran\n");
-    expect(first.stdout).not.toContain("vm-exec-agent");
-    // PID 1 stayed in the VM's own cgroup: a timeout of a later command (killing its sub-cgroup) leaves the VM up.
-    expect((await sh(withAgent.driver, vm.name, "sleep 30", { timeoutMs: 300 })).timedOut).toBe(true);
-    expect((await sh(withAgent.driver, vm.name, "cat /proc/1/cgroup | grep -c exec- || true")).stdout.trim()).toBe("0");
-
-    await startFake(withAgent.driver, vm.name, `c.sendall(b"P" + struct.pack("<I", 4) + struct.pack("<I", 4_000_000)); c.recv(1 << 20); c.close()`);
-    expect(await sh(withAgent.driver, vm.name, "echo again")).toMatchObject({ exitCode: 0, stdout: "again\n" });
+  test("a taken-over agent reporting the VM's init or a pid that is not the VM's → nothing is moved, the command runs through crun exec", async () => {
+    for (const reported of [1, 4_000_000]) {
+      const vm = await withAgent.driver.create(spec(withAgent));
+      const fake = takeOver(vm.name, (socket) => socket.write(frame("P", u32(reported))));
+      try {
+        const result = await sh(withAgent.driver, vm.name, `echo ran; ${PARENT}`);
+        expect(result).toMatchObject({ exitCode: 0, stdout: "ran\n" });
+        expect(fake.connections()).toBeGreaterThan(0);
+        // PID 1 stayed in the VM's own cgroup: a later command's timeout (killing its sub-cgroup) leaves the VM up.
+        expect((await sh(withAgent.driver, vm.name, "sleep 30", { timeoutMs: 300 })).timedOut).toBe(true);
+        expect((await sh(withAgent.driver, vm.name, "grep -c exec- /proc/1/cgroup || true")).stdout).toBe("0\n");
+      } finally {
+        fake.stop();
+      }
+    }
   });
 
-  test("a fake agent that takes the command then sends a 4 GiB frame → a clear error; one that never answers → the command runs through crun exec; the host never hangs", async () => {
-    const vm = await withAgent.driver.create(spec(withAgent));
-    // It names a real process of the VM's own cgroup (its `sleep infinity`), so the host moves it and says go.
-    const sleepPid = 'next(int(p) for p in os.listdir("/proc") if p.isdigit() and open(f"/proc/{p}/stat").read().split()[1:4:2] == ["(sleep)", "1"])';
-    await startFake(withAgent.driver, vm.name, `c.sendall(b"P" + struct.pack("<I", 4) + struct.pack("<I", ${sleepPid})); c.recv(1); c.recv(1 << 20); c.sendall(b"O" + struct.pack("<I", 0xFFFFFFF0)); c.close()`);
-    await expect(sh(withAgent.driver, vm.name, "echo hi")).rejects.toThrow(/exec agent sent a frame of 4294967280 bytes/);
+  test("a taken-over agent that sends a 4 GiB frame → a clear error; one that never answers → crun exec; a link or a FIFO at the socket's path → never followed, crun exec", async () => {
+    const huge = await withAgent.driver.create(spec(withAgent));
+    // It names a real process of the VM's own cgroup (its `sleep infinity`), so the host places it and sends the command.
+    const sleepPid = await guestPidOf(withAgent.driver.cgroupPath(huge.name), "sleep");
+    let received = 0;
+    const hugeFake = takeOver(huge.name, (socket) => socket.write(frame("P", u32(sleepPid))), (socket, data) => {
+      received += data.length;
+      if (received > 1) socket.write(Buffer.from([0x4f, 0xf0, 0xff, 0xff, 0xff])); // 'O', 4294967280 bytes
+    });
+    try {
+      await expect(sh(withAgent.driver, huge.name, "echo hi")).rejects.toThrow(/exec agent sent a frame of 4294967280 bytes/);
+    } finally {
+      hugeFake.stop();
+    }
 
-    // It accepts and keeps the connection, silent: the host gives up on it (nothing ran) and uses crun exec.
-    await startFake(withAgent.driver, vm.name, `c.recv(1 << 20)`);
-    expect(await sh(withAgent.driver, vm.name, `echo ran; ${PARENT}`)).toMatchObject({ exitCode: 0, stdout: "ran\n" });
-  });
+    const silent = await withAgent.driver.create(spec(withAgent));
+    const silentFake = takeOver(silent.name, () => {});
+    try {
+      expect(await sh(withAgent.driver, silent.name, `echo ran; ${PARENT}`)).toMatchObject({ exitCode: 0, stdout: "ran\n" });
+    } finally {
+      silentFake.stop();
+    }
+
+    const linked = await withAgent.driver.create(spec(withAgent));
+    const bait = takeOver(linked.name, () => {}, undefined, "bait.sock");
+    const socketPath = join(withAgent.stateDir, "vms", linked.name, "agent.sock");
+    try {
+      rmSync(socketPath);
+      symlinkSync(join(withAgent.stateDir, "vms", linked.name, "bait.sock"), socketPath);
+      expect(await sh(withAgent.driver, linked.name, `hostname; ${PARENT}`)).toMatchObject({ exitCode: 0, stdout: `${linked.name}\n` });
+      expect(bait.connections()).toBe(0);
+      rmSync(socketPath);
+      execFileSync("mkfifo", [socketPath]);
+      expect(await sh(withAgent.driver, linked.name, "echo fifo")).toMatchObject({ exitCode: 0, stdout: "fifo\n" });
+    } finally {
+      bait.stop();
+    }
+  }, 60_000);
 });
