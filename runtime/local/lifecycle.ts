@@ -101,7 +101,9 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     const vm = runtimeVm(ctx, name, record);
     await ctx.runtime.prepareStart(vm);
     // A VM made with the agent gets its listener at every boot (without one, its agent stays idle).
-    const agent = record.execAgent && ctx.execAgent ? { binary: ctx.execAgent, socket: ctx.paths.agentSocket(name) } : undefined;
+    const socket = ctx.paths.agentSocket(name);
+    // A Unix socket's path has at most 107 bytes: a deeper state dir runs its commands with crun exec.
+    const agent = record.execAgent && ctx.execAgent && Buffer.byteLength(socket) < 108 ? { binary: ctx.execAgent, socket } : undefined;
     await ctx.runtime.startDetached(vm.id, ctx.paths.bundleDir(name), pidFile, join(ctx.paths.vmDir(name), `${ctx.runtime.name}.log`), agent);
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     const startTime = processStartTime(pid);

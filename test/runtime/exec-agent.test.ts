@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket } from "bun";
 import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
@@ -148,6 +149,23 @@ describe("exec agent", () => {
     const vm = await withAgent.driver.create(spec(withAgent));
     const seen = await sh(withAgent.driver, vm.name, "test -e /run/sandbox-agent && echo dir; grep -c -e agent.sock -e sandbox-agent /proc/self/mountinfo; ls -l /proc/1/fd | grep -c socket; ls /run");
     expect(seen.stdout).toBe("0\n0\nvm-exec-agent\nvm-init\n");
+  });
+
+  test("a state dir too deep for a socket path → the VM boots, its commands run through crun exec", async () => {
+    const base = mkdtempSync(join(tmpdir(), "ss-agent-deep-"));
+    const stateDir = join(base, "d".repeat(60), "state");
+    mkdirSync(stateDir, { recursive: true, mode: 0o711 });
+    for (const dir of [base, join(base, "d".repeat(60))]) chmodSync(dir, 0o711);
+    const deep: LocalFixture = { driver: createLocalDriver({ stateDir, rootfsDir: withAgent.image, cgroupParent: `session-sandbox-test-${base.slice(-6)}` }), image: withAgent.image, stateDir, cgroupParent: `session-sandbox-test-${base.slice(-6)}` };
+    try {
+      const vm = await deep.driver.create(spec(deep));
+      expect(Buffer.byteLength(join(stateDir, "vms", vm.name, "agent.sock"))).toBeGreaterThan(107);
+      expect(await sh(deep.driver, vm.name, `echo ran; ${PARENT}`)).toMatchObject({ exitCode: 0, stdout: "ran\n" });
+      await deep.driver.remove(vm.name);
+    } finally {
+      expectNoLeaksAndCleanUp(deep);
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 
   test("the guest kills the agent → its commands still run (crun exec), and the next boot brings the agent back", async () => {
