@@ -74,7 +74,7 @@ function openAgentSocket(ctx: DriverContext, name: string): number | undefined {
   try {
     fd = openSync(ctx.paths.agentSocket(name), O_PATH | constants.O_NOFOLLOW);
   } catch {
-    return undefined; // gone (the agent died before binding, or the guest removed it)
+    return undefined; // none: the VM booted without a listener (see startVm)
   }
   try {
     if (fstatSync(fd).isSocket()) return fd;
@@ -82,13 +82,14 @@ function openAgentSocket(ctx: DriverContext, name: string): number | undefined {
     // fall through
   }
   closeSync(fd);
-  return undefined; // a link, a FIFO, a file: the guest put it there
+  return undefined; // a link, a FIFO, a file: nothing the host may connect to (no VM can put one there)
 }
 
 /**
- * The agent hung up before the exit code. When the VM itself is going down (its main process was killed,
- * say: its init then exits and the kernel kills every process of the VM), the command's result is that
- * SIGKILL, as `crun exec` reports it. Otherwise the agent died under the command, and that is the error.
+ * The handler hung up before the exit code. When it was killed — with the command's sub-cgroup, or with the
+ * whole VM going down (its main process was killed, say: its init then exits and the kernel kills every
+ * process of the VM) — the command's result is that SIGKILL, as `crun exec` reports it. Otherwise the
+ * agent failed under the command, and that is the error.
  */
 async function closedEarly(initPid: number, hostPid: number | undefined): Promise<Outcome> {
   const deadline = performance.now() + VM_GOING_DOWN_MS;
