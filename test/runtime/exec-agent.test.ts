@@ -131,6 +131,22 @@ describe("exec agent", () => {
     expect(big.stderr).toBe("done\n");
   });
 
+  test("ten commands at once in one VM, each through its own handler and sub-cgroup: all run, none mixes output; a timeout kills only its own", async () => {
+    const vm = await withAgent.driver.create(spec(withAgent));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => sh(withAgent.driver, vm.name, `sleep 0.3; echo out-${i}; echo err-${i} >&2; tr '\\0' '\\n' < /proc/$PPID/cmdline | head -1; grep -o 'exec-[0-9a-f]*' /proc/self/cgroup | head -1`, i === 3 ? { timeoutMs: 100 } : {})),
+    );
+    const subs = new Set<string>();
+    results.forEach((result, i) => {
+      if (i === 3) return expect(result).toMatchObject({ timedOut: true, stdout: "" });
+      const [out, parent, sub] = result.stdout.split("\n");
+      expect({ exitCode: result.exitCode, timedOut: result.timedOut, out, parent, stderr: result.stderr }).toEqual({ exitCode: 0, timedOut: false, out: `out-${i}`, parent: "/run/vm-exec-agent", stderr: `err-${i}\n` });
+      expect(sub).toMatch(/^exec-[0-9a-f]+$/);
+      subs.add(sub!);
+    });
+    expect(subs.size).toBe(9);
+  });
+
   test("a command silent for 11 s runs to its end: nothing between host and agent times out", async () => {
     const vm = await withAgent.driver.create(spec(withAgent));
     const result = await sh(withAgent.driver, vm.name, "tr '\\0' '\\n' < /proc/$PPID/cmdline | head -1; sleep 11; echo finished");
