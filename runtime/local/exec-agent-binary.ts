@@ -4,7 +4,7 @@
 // that exists; old versions are kept for the VMs that still name them.
 import { sha256Hex } from "../bun-crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /** World-readable (0755): crun bind-mounts the file from inside the VM's user namespace. */
 export const DEFAULT_EXEC_AGENT_DIR = "/var/lib/session-sandbox/bin";
@@ -14,17 +14,39 @@ const FLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-static"];
 
 export type ExecAgentBuild = { path: string; problem?: undefined } | { path?: undefined; problem: string };
 
-/** The agent's path, building it if needed; a problem (no gcc, no static libc) means commands use `crun exec`. */
-export function ensureExecAgent(dir = DEFAULT_EXEC_AGENT_DIR): ExecAgentBuild {
-  let source: string;
+/** Where this source version's binary is (built or not), or why it cannot be named. */
+function binaryPath(dir: string): ExecAgentBuild {
   try {
-    source = readFileSync(SOURCE, "utf8");
+    const source = readFileSync(SOURCE, "utf8");
+    return { path: join(dir, `vm-exec-agent-${sha256Hex(`${source}\n${FLAGS.join(" ")}`).slice(0, 12)}`) };
   } catch (error) {
     return { problem: `cannot read ${SOURCE}: ${(error as Error).message}` };
   }
-  const path = join(dir, `vm-exec-agent-${sha256Hex(`${source}\n${FLAGS.join(" ")}`).slice(0, 12)}`);
+}
+
+/** Static glibc, which `gcc -static` links against (Debian's libc6-dev). */
+const STATIC_LIBC = ["/usr/lib/x86_64-linux-gnu/libc.a", "/usr/lib/aarch64-linux-gnu/libc.a", "/usr/lib/libc.a"];
+
+/**
+ * Read-only, for the doctor: whether the agent is built, or can be on first use (gcc and a static libc are
+ * there), or the problem that sends every command to `crun exec`.
+ */
+export function execAgentStatus(dir = DEFAULT_EXEC_AGENT_DIR): { ok: boolean; detail: string } {
+  const binary = binaryPath(dir);
+  if (binary.path === undefined) return { ok: false, detail: binary.problem };
+  if (existsSync(binary.path)) return { ok: true, detail: `${basename(binary.path)} built in ${dir}, so commands run by a fork in the VM` };
+  if (!Bun.which("gcc", { PATH: process.env.PATH ?? "" })) return { ok: false, detail: "gcc is not installed, so the agent cannot be built: commands will run with crun exec (about 5× slower each)" };
+  if (!STATIC_LIBC.some((path) => existsSync(path))) return { ok: false, detail: "no static libc (libc6-dev), so the agent cannot be built: commands will run with crun exec (about 5× slower each)" };
+  return { ok: true, detail: `not built yet; gcc builds it into ${dir} on the first VM operation` };
+}
+
+/** The agent's path, building it if needed; a problem (no gcc, no static libc) means commands use `crun exec`. */
+export function ensureExecAgent(dir = DEFAULT_EXEC_AGENT_DIR): ExecAgentBuild {
+  const binary = binaryPath(dir);
+  if (!binary.path) return binary;
+  const path = binary.path;
   if (existsSync(path)) return { path };
-  const gcc = Bun.which("gcc");
+  const gcc = Bun.which("gcc", { PATH: process.env.PATH ?? "" });
   if (!gcc) return { problem: "gcc is not installed (scripts/install-runtime-deps.sh installs it)" };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o755 });

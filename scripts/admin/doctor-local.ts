@@ -1,12 +1,13 @@
 // The checks `doctor` can make on this host without the API (the manager may be down): configuration,
-// Bun, crun, /dev/kvm, inotify limits, the root filesystem, disk space and the token. Read-only; never
-// opens the database.
+// Bun, crun and the exec agent, /dev/kvm, inotify limits, the root filesystem, disk space and the token.
+// Read-only; never opens the database.
 import { accessSync, constants, existsSync, readFileSync, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tokenPath } from "../../app/auth-token";
 import { defaultRuntimeDir, loadConfig, resolveDataDir } from "../../app/config";
 import { probeKvm } from "../../runtime/kvm-probe";
 import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
+import { execAgentStatus } from "../../runtime/local/exec-agent-binary";
 
 export type Check = { name: string; ok: boolean; required: boolean; detail: string; fix: string | null };
 type Env = Record<string, string | undefined>;
@@ -50,6 +51,13 @@ function crunCheck(env: Env, required: boolean): Check {
   if ("ok" in crun) return crun;
   if (!existsSync("/usr/bin/tini-static")) return fail("crun", `crun ${crun.version}, but /usr/bin/tini-static (the VMs' PID 1) is missing`, DEPS_FIX, required);
   return pass("crun", `crun ${crun.version} at ${crun.path}, tini-static present`, required);
+}
+
+/** The local tier's exec agent (runtime/local/exec-agent.c): without it every command is a `crun exec`. Not built here. */
+function execAgentCheck(env: Env): Check {
+  if (env.SANDBOX_EXEC_AGENT === "off") return pass("exec agent", "switched off (SANDBOX_EXEC_AGENT=off): commands run with crun exec", false);
+  const status = execAgentStatus();
+  return status.ok ? pass("exec agent", status.detail, false) : fail("exec agent", status.detail, DEPS_FIX, false);
 }
 
 /** runsc (gVisor) for the gvisor tier: on top of everything crun's tier needs, since it boots the same bundles. */
@@ -111,7 +119,7 @@ export function localChecks(env: Env): Check[] {
   const kvm = kvmCheck(runtime === "msb");
   const dataDir = resolveDataDir(env);
   const runtimeDir = env.SANDBOX_RUNTIME_DIR || defaultRuntimeDir(dataDir);
-  const checks = [configCheck(env), bunCheck(), crun, runsc, kvm];
+  const checks = [configCheck(env), bunCheck(), crun, execAgentCheck(env), runsc, kvm];
   if (runtime === "auto") {
     // auto's order is the manager's call (runtime/select.ts): msb, then local, then gvisor.
     const usable = kvm.ok ? "msb (if its binary works)" : crun.ok ? "local" : undefined;

@@ -116,6 +116,7 @@ describe("bun run doctor", () => {
       "config",
       "bun",
       "crun",
+      "exec agent",
       "runsc",
       "kvm",
       "inotify limits",
