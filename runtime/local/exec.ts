@@ -154,8 +154,11 @@ export async function execInVm(ctx: DriverContext, name: string, request: ExecRe
       }
     }
   } finally {
-    void spare.handler?.then((handler) => handler?.close()); // unused (the command went to crun exec), or done
-    setImmediate(() => tidyAfterExec(ctx, name, record, spare.sub, spare.ranOn?.hostPid));
+    // The handler is done, or unused (the command went to crun exec): either way it exits.
+    void Promise.resolve(spare.handler).then((handler) => {
+      handler?.close();
+      setImmediate(() => tidyAfterExec(ctx, name, record, spare.sub, handler?.hostPid));
+    });
   }
 }
 
@@ -168,7 +171,6 @@ async function execThroughAgent(ctx: DriverContext, name: string, record: VmReco
     handler = await placeHandler(ctx, name, record, subPath);
     spare.handler = Promise.resolve(handler);
   }
-  spare.ranOn = handler;
   return handler ? handler.run(request, envList(request.env), sink) : AGENT_UNAVAILABLE;
 }
 
@@ -178,7 +180,7 @@ async function execThroughAgent(ctx: DriverContext, name: string, record: VmReco
  * in it (a connection, a fork in the guest and a write per hierarchy less on the command's path). It counts
  * as in flight, so no sweep removes it; stopping the VM removes it with the others, and its handler with it.
  */
-type Spare = { sub: string; handler?: Promise<PlacedHandler | undefined>; ranOn?: PlacedHandler };
+type Spare = { sub: string; handler?: Promise<PlacedHandler | undefined> };
 const spares = new Map<string, Spare>();
 
 function takeSpare(ctx: DriverContext, record: VmRecord): Spare {
@@ -190,6 +192,11 @@ function takeSpare(ctx: DriverContext, record: VmRecord): Spare {
     inFlight.delete(spare.sub);
     void spare.handler?.then((handler) => handler?.close());
   }
+  return { sub: newSubCgroup(ctx, record) };
+}
+
+/** A new exec sub-cgroup of the VM, in flight from the start (no sweep removes it); nothing left if it fails. */
+function newSubCgroup(ctx: DriverContext, record: VmRecord): string {
   const sub = `${EXEC_CGROUP_PREFIX}${randomHex(6)}`;
   inFlight.add(sub);
   try {
@@ -199,7 +206,7 @@ function takeSpare(ctx: DriverContext, record: VmRecord): Spare {
     removeCgroup(ctx.layout, `${record.cgroupPath}/${sub}`);
     throw error;
   }
-  return { sub };
+  return sub;
 }
 
 /**
@@ -220,20 +227,9 @@ function tidyAfterExec(ctx: DriverContext, name: string, record: VmRecord, sub: 
     if (!(empty && wanted)) inFlight.delete(sub);
     if (empty && !wanted) removeCgroup(ctx.layout, subPath);
     sweepSubCgroups(ctx.layout, record.cgroupPath, inFlight);
-    if (empty && wanted) return makeSpare(ctx, name, record, sub);
-    if (!wanted) return;
-    const next = `${EXEC_CGROUP_PREFIX}${randomHex(6)}`;
-    inFlight.add(next);
-    try {
-      createSubCgroup(ctx.layout, record.cgroupPath, next);
-    } catch {
-      inFlight.delete(next);
-      removeCgroup(ctx.layout, `${record.cgroupPath}/${next}`);
-      return;
-    }
-    makeSpare(ctx, name, record, next);
+    if (wanted) makeSpare(ctx, name, record, empty ? sub : newSubCgroup(ctx, record));
   } catch {
-    // The VM went away meanwhile: stopping it removed its sub-cgroups.
+    // The VM went away meanwhile (stopping it removed its sub-cgroups), or no new one could be made.
   }
 }
 
