@@ -14,11 +14,14 @@ const FLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-static"];
 
 export type ExecAgentBuild = { path: string; problem?: undefined } | { path?: undefined; problem: string };
 
+/** The source's hash: read once per process (the probe, each driver's first VM operation and the doctor ask). */
+let sourceHash: string | undefined;
+
 /** Where this source version's binary is (built or not), or why it cannot be named. */
 function binaryPath(dir: string): ExecAgentBuild {
   try {
-    const source = readFileSync(SOURCE, "utf8");
-    return { path: join(dir, `vm-exec-agent-${sha256Hex(`${source}\n${FLAGS.join(" ")}`).slice(0, 12)}`) };
+    sourceHash ??= sha256Hex(`${readFileSync(SOURCE, "utf8")}\n${FLAGS.join(" ")}`).slice(0, 12);
+    return { path: join(dir, `vm-exec-agent-${sourceHash}`) };
   } catch (error) {
     return { problem: `cannot read ${SOURCE}: ${(error as Error).message}` };
   }
