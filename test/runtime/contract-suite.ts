@@ -28,6 +28,24 @@ export type ContractTarget = {
   hostCpuStats?(name: string): CpuStats;
 };
 
+/**
+ * A target's setup and teardown over a fixture: made at setup (its driver and image go to the suite),
+ * handed to `cleanUp` at teardown (leak checks, temp dirs). `fixture()` is the one made, for target hooks.
+ */
+export function fixtureTarget<F extends { driver: RuntimeDriver }>(make: () => Promise<F>, imageOf: (fixture: F) => string, cleanUp: (fixture: F) => void) {
+  let fixture: F | undefined;
+  return {
+    fixture: () => fixture!,
+    async setup() {
+      fixture = await make();
+      return { driver: fixture.driver, image: imageOf(fixture) };
+    },
+    async teardown() {
+      if (fixture) cleanUp(fixture);
+    },
+  };
+}
+
 /** CPU time used, how often and how long the VM was throttled (µs). */
 export type CpuStats = { usageUs: number; nrThrottled: number; throttledUs: number };
 

@@ -1,18 +1,12 @@
 // Runs the RuntimeDriver contract suite against the gvisor driver (runsc, ptrace platform).
-import { runtimeContractSuite } from "./contract-suite";
+import { fixtureTarget, runtimeContractSuite } from "./contract-suite";
 import { expectNoGvisorLeaksAndCleanUp, hostCpuStats, makeGvisorFixture } from "./gvisor-target";
-import type { LocalFixture } from "./local-target";
 
-let fixture: LocalFixture | undefined;
+const target = fixtureTarget(makeGvisorFixture, (fixture) => fixture.image, expectNoGvisorLeaksAndCleanUp);
 
 runtimeContractSuite("gvisor", {
-  async setup() {
-    fixture = await makeGvisorFixture();
-    return { driver: fixture.driver, image: fixture.image };
-  },
-  async teardown() {
-    if (fixture) expectNoGvisorLeaksAndCleanUp(fixture);
-  },
+  setup: target.setup,
+  teardown: target.teardown,
   exhaustion: "vm",
-  hostCpuStats: (name) => hostCpuStats(fixture!, name),
+  hostCpuStats: (name) => hostCpuStats(target.fixture(), name),
 });

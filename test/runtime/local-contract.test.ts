@@ -1,16 +1,6 @@
 // Runs the RuntimeDriver contract suite against the embedded local driver (crun), commands through its exec
 // agent (local-contract-crun-exec.test.ts: the same with every command through `crun exec`).
-import { expectNoLeaksAndCleanUp, makeLocalFixture, type LocalFixture } from "./local-target";
-import { runtimeContractSuite } from "./contract-suite";
+import { fixtureTarget, runtimeContractSuite } from "./contract-suite";
+import { expectNoLeaksAndCleanUp, makeLocalFixture } from "./local-target";
 
-let fixture: LocalFixture | undefined;
-
-runtimeContractSuite("local", {
-  async setup() {
-    fixture = await makeLocalFixture();
-    return { driver: fixture.driver, image: fixture.image };
-  },
-  async teardown() {
-    if (fixture) expectNoLeaksAndCleanUp(fixture);
-  },
-});
+runtimeContractSuite("local", fixtureTarget(() => makeLocalFixture(), (fixture) => fixture.image, expectNoLeaksAndCleanUp));

@@ -1,18 +1,13 @@
 // Runs the RuntimeDriver contract suite against MsbDriver driving the stand-in msb, a FAKE msb binary
 // (test/runtime-msb/stand-in-msb.ts) whose guests are real local-runtime VMs: real microVMs cannot boot here.
-import { makeStandInMsb, type StandInMsb } from "../runtime-msb/stand-in-harness";
-import { runtimeContractSuite } from "./contract-suite";
+import { makeStandInMsb } from "../runtime-msb/stand-in-harness";
+import { fixtureTarget, runtimeContractSuite } from "./contract-suite";
 
-let standIn: StandInMsb | undefined;
+const target = fixtureTarget(makeStandInMsb, (standIn) => standIn.rootfs, (standIn) => standIn.cleanUp());
 
 runtimeContractSuite("msb via the stand-in msb (a fake)", {
-  async setup() {
-    standIn = await makeStandInMsb();
-    return { driver: standIn.driver, image: standIn.rootfs };
-  },
-  async teardown() {
-    standIn?.cleanUp();
-  },
+  setup: target.setup,
+  teardown: target.teardown,
   // msb's own rules, which the stand-in keeps (see stand-in-msb.ts and its recorded fixtures):
   fractionalCpus: false,
   execBootsStopped: true,
