@@ -2,7 +2,7 @@
 // store (plus the operator's extra CAs) for the name the guest asked for. A failure names the reason.
 import type { Socket } from "node:net";
 import { connect, type TLSSocket } from "node:tls";
-import { UpstreamError } from "./upstream";
+import { whenReady } from "./upstream";
 
 /** What the TLS stack's verification codes mean, in words a user can act on. */
 const REASONS: Record<string, string> = {
@@ -30,21 +30,10 @@ function reasonFor(error: Error & { code?: string }, host: string): string {
  * server for `host` against `roots`. HTTP/1.1 only (ALPN), since the proxy parses what goes through.
  */
 export function secureUpstream(socket: Socket, host: string, roots: readonly string[], timeoutMs: number): Promise<TLSSocket> {
-  const { promise, resolve, reject } = Promise.withResolvers<TLSSocket>();
   const secure = connect({ socket, servername: host, ca: [...roots], rejectUnauthorized: true, ALPNProtocols: ["http/1.1"] });
-  const fail = (error: UpstreamError) => {
-    clearTimeout(timer);
+  const says = { timedOut: `TLS with the upstream ${host} took longer than ${timeoutMs} ms`, failed: (error: Error & { code?: string }) => reasonFor(error, host) };
+  return whenReady(secure, "secureConnect", timeoutMs, says, () => {
     secure.destroy();
     socket.destroy();
-    reject(error);
-  };
-  const timer = setTimeout(() => fail(new UpstreamError(504, `TLS with the upstream ${host} took longer than ${timeoutMs} ms`)), timeoutMs);
-  const onError = (error: Error) => fail(new UpstreamError(502, reasonFor(error, host)));
-  secure.once("error", onError);
-  secure.once("secureConnect", () => {
-    clearTimeout(timer);
-    secure.off("error", onError);
-    resolve(secure);
   });
-  return promise;
 }

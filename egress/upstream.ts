@@ -35,23 +35,39 @@ export async function resolveTarget(resolve: Resolver, host: string, timeoutMs: 
   }
 }
 
-function connectOne(address: string, port: number, timeoutMs: number): Promise<Socket> {
-  const { promise, resolve, reject } = Promise.withResolvers<Socket>();
-  const socket = connect({ host: address, port, allowHalfOpen: true });
+/**
+ * Resolves with `socket` once it emits `ready` (`connect`, or TLS's `secureConnect`). Its first error, or
+ * `timeoutMs` without either, rejects with an UpstreamError worded by `says` (502 and 504), after `destroy`.
+ */
+export function whenReady<S extends Socket>(
+  socket: S,
+  ready: "connect" | "secureConnect",
+  timeoutMs: number,
+  says: { timedOut: string; failed: (error: Error & { code?: string }) => string },
+  destroy: () => void = () => socket.destroy(),
+): Promise<S> {
+  const { promise, resolve, reject } = Promise.withResolvers<S>();
   const fail = (error: UpstreamError) => {
     clearTimeout(timer);
-    socket.destroy();
+    destroy();
     reject(error);
   };
-  const timer = setTimeout(() => fail(new UpstreamError(504, `connecting to ${address} port ${port} timed out after ${timeoutMs} ms`)), timeoutMs);
-  const onError = (error: Error) => fail(new UpstreamError(502, `cannot connect to ${address} port ${port}: ${(error as { code?: string }).code ?? error.message}`));
+  const timer = setTimeout(() => fail(new UpstreamError(504, says.timedOut)), timeoutMs);
+  const onError = (error: Error) => fail(new UpstreamError(502, says.failed(error)));
   socket.once("error", onError);
-  socket.once("connect", () => {
+  socket.once(ready, () => {
     clearTimeout(timer);
     socket.off("error", onError);
     resolve(socket);
   });
   return promise;
+}
+
+function connectOne(address: string, port: number, timeoutMs: number): Promise<Socket> {
+  return whenReady(connect({ host: address, port, allowHalfOpen: true }), "connect", timeoutMs, {
+    timedOut: `connecting to ${address} port ${port} timed out after ${timeoutMs} ms`,
+    failed: (error) => `cannot connect to ${address} port ${port}: ${error.code ?? error.message}`,
+  });
 }
 
 /** Tries each address in turn (at most `maxTries`); the last failure is the one reported. */
