@@ -2,6 +2,7 @@
 import type { Socket } from "node:net";
 import { endGracefully } from "./graceful-close";
 import { plainResponse } from "./proxy-responses";
+import { socketPair } from "./socket-pair";
 import { UpstreamResponseError, type ResponseRewriter } from "./response-rewriter";
 
 export type ForwardOptions = {
@@ -16,17 +17,7 @@ export type ForwardOptions = {
 
 /** Resolves when both sockets are closed. `body` holds bytes the client sent right after its head. */
 export function forwardHttp(client: Socket, upstream: Socket, head: Buffer, body: Buffer, rewriter: ResponseRewriter, options: ForwardOptions): Promise<void> {
-  const { promise, resolve } = Promise.withResolvers<void>();
-  let closed = 0;
-  const teardown = () => {
-    client.destroy();
-    upstream.destroy();
-  };
-  for (const socket of [client, upstream]) {
-    socket.on("close", () => {
-      if (++closed === 2) resolve();
-    });
-  }
+  const { closed, teardown } = socketPair(client, upstream);
   client.on("close", teardown);
   client.on("error", teardown);
   upstream.on("error", (error: Error & { code?: string }) =>
@@ -103,5 +94,5 @@ export function forwardHttp(client: Socket, upstream: Socket, head: Buffer, body
   if (body.length > 0) upstream.write(body);
   // The guest's end is not passed on: some servers abort a request whose client half-closed.
   client.pipe(upstream, { end: false });
-  return promise;
+  return closed;
 }

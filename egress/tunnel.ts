@@ -1,5 +1,6 @@
 // CONNECT tunnels: an opaque byte pipe both ways, half-closes passed on, ended when idle.
 import type { Socket } from "node:net";
+import { socketPair } from "./socket-pair";
 
 export const ESTABLISHED = Buffer.from("HTTP/1.1 200 Connection Established\r\n\r\n");
 
@@ -8,18 +9,11 @@ export const ESTABLISHED = Buffer.from("HTTP/1.1 200 Connection Established\r\n\
  * bytes are TLS the proxy cannot read, so nothing is substituted or redacted in a tunnel.
  */
 export function runTunnel(client: Socket, upstream: Socket, early: Buffer, idleTimeoutMs: number): Promise<void> {
-  const { promise, resolve } = Promise.withResolvers<void>();
-  let closed = 0;
-  const teardown = () => {
-    client.destroy();
-    upstream.destroy();
-  };
+  const { closed, teardown } = socketPair(client, upstream);
+  // Either side failing or closing ends both.
   for (const socket of [client, upstream]) {
     socket.on("error", teardown);
-    socket.on("close", () => {
-      teardown();
-      if (++closed === 2) resolve();
-    });
+    socket.on("close", teardown);
   }
   // Both directions ended: nothing more can flow, so release the sockets.
   let ended = 0;
@@ -34,5 +28,5 @@ export function runTunnel(client: Socket, upstream: Socket, early: Buffer, idleT
   if (early.length > 0) upstream.write(early);
   client.pipe(upstream);
   upstream.pipe(client);
-  return promise;
+  return closed;
 }
