@@ -121,7 +121,6 @@ type Outcome =
  * sent to it. Placed just before its command, or ahead of time for the VM's next one (exec.ts).
  */
 export type PlacedHandler = {
-  subPath: string;
   /** The handler's host pid: it exits right after its command's exit code, and is no process of the command's. */
   hostPid: number;
   /** False once its connection closed (the agent or its VM went away): nothing can run on it. */
@@ -235,7 +234,6 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
   if (!ok) return undefined;
 
   return {
-    subPath,
     hostPid: handlerPid!,
     usable: () => open && phase === "ready",
     close: end,
