@@ -71,8 +71,14 @@ function takeOver(vmName: string, onOpen: (socket: Socket<undefined>) => void, o
 async function guestPidOf(cgroupPath: string, comm: string): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     for (const pid of processesIn(detectCgroupLayout()!, cgroupPath)) {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== comm) continue;
-      const nspid = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]!.trim().split(/\s+/);
+      let status: string;
+      try {
+        if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== comm) continue;
+        status = readFileSync(`/proc/${pid}/status`, "utf8");
+      } catch {
+        continue; // gone since the cgroup was read (a handler on its way out)
+      }
+      const nspid = /^NSpid:\s*(.*)$/m.exec(status)![1]!.trim().split(/\s+/);
       return Number(nspid[nspid.length - 1]);
     }
     await Bun.sleep(10);

@@ -6,6 +6,7 @@ import type { VmSpec } from "../../runtime/driver";
 import { cgroupDirs, detectCgroupLayout, type CgroupLayout } from "../../runtime/local/cgroup-layout";
 import { cgroupEmpty, createSubCgroup, killCgroup, listSubCgroups, processesIn, removeCgroup } from "../../runtime/local/cgroup-tree";
 import { sh } from "./exec-capture";
+import { eventually } from "../actors/fixture";
 import { expectNoLeaksAndCleanUp, makeLocalFixture, type LocalFixture } from "./local-target";
 
 const layout = detectCgroupLayout();
@@ -62,23 +63,31 @@ describe("local driver cgroups", () => {
     const name = `cg-${process.pid}-subs`;
     await fixture.driver.create(spec(name));
     const path = fixture.driver.cgroupPath(name);
-    // The driver tidies sub-cgroups (and makes the next command's spare) just after a command's result.
-    const settled = () => new Promise((resolve) => setImmediate(resolve));
-    // The spare holds the exec agent's handler placed for the next command: not a command's process.
-    const commandProcesses = (sub: string) => processesIn(layout!, `${path}/${sub}`).filter((pid) => !readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("/run/vm-exec-agent\0"));
-    const busy = () => listSubCgroups(layout!, path).filter((sub) => commandProcesses(sub).length > 0);
+    // The spare holds the exec agent's handler placed for the next command: not a command's process. Nor is
+    // a handler on its way out (a zombie until the guest's init reaps it; its cmdline reads empty then) or a
+    // process gone since the cgroup was read.
+    const isCommandProcess = (pid: number) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+        return !readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("/run/vm-exec-agent\0");
+      } catch {
+        return false;
+      }
+    };
+    const busy = () => listSubCgroups(layout!, path).filter((sub) => processesIn(layout!, `${path}/${sub}`).some(isCommandProcess));
+    const subCount = () => listSubCgroups(layout!, path).length;
+    // The driver tidies sub-cgroups (and makes the next command's spare) just after a command's result, and
+    // the guest's init reaps its orphans on its own time: poll (bounded) instead of guessing when.
     await sh(fixture.driver, name, "true");
-    await settled();
-    expect(busy()).toEqual([]);
-    expect(listSubCgroups(layout!, path).length).toBeLessThanOrEqual(1);
+    await eventually(() => busy().length === 0 && subCount() <= 1, 5_000);
     const started = await sh(fixture.driver, name, "sleep 1000 >/dev/null 2>&1 & echo $!");
-    await settled();
-    expect(busy()).toHaveLength(1);
+    expect(busy()).toHaveLength(1); // its sub-cgroup is kept: the background process lives on
     await sh(fixture.driver, name, `kill ${started.stdout.trim()}`);
+    await eventually(() => busy().length === 0, 5_000); // the sleep is gone (reaped by the guest's init)
     await sh(fixture.driver, name, "true"); // each exec sweeps empty sub-cgroups of earlier ones
-    await settled();
+    await eventually(() => subCount() <= 1, 5_000);
     expect(busy()).toEqual([]);
-    expect(listSubCgroups(layout!, path).length).toBeLessThanOrEqual(1);
   });
 
   test("VM whose init exits on its own → inspect says stopped, exec refused, start brings it back", async () => {
