@@ -2,7 +2,7 @@
 // no VM qualifies. Time is a manual clock, so "idle for the exec timeout" needs no sleeping.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { VmCapReachedError } from "../../sdk/index";
-import { makeActorFixture, type ActorFixture } from "./fixture";
+import { eventually, makeActorFixture, type ActorFixture } from "./fixture";
 
 let f: ActorFixture;
 const repos: Record<string, string> = {};
@@ -49,7 +49,10 @@ describe("global cap", () => {
   test("busy VMs are never evicted, however long ago they started", async () => {
     const long2 = f.client.run("ses_2", { command: "sleep 2", cwd: repos.ses_2!, timeoutMs: 30_000 });
     const long3 = f.client.run("ses_3", { command: "sleep 2", cwd: repos.ses_3!, timeoutMs: 30_000 });
-    await Bun.sleep(300); // let both commands start
+    // Both commands admitted (counted as running by the supervisor) before the clock moves.
+    const busy = async () => (await f.client.vms.list()).vms.filter((vm) => vm.runningExecs > 0).map((vm) => vm.name).sort();
+    const expected = [await vmOf("ses_2"), await vmOf("ses_3")].sort();
+    await eventually(async () => (await busy()).join() === expected.join());
     f.clock.advance(60_000);
     expect(await run("ses_1").catch((e) => e)).toBeInstanceOf(VmCapReachedError);
     expect((await long2).exitCode).toBe(0);
@@ -58,7 +61,6 @@ describe("global cap", () => {
 
   test("a lowered cap → idle VMs over it are stopped", async () => {
     await f.client.settings.patch({ maxRunningVms: 1 });
-    const { eventually } = await import("./fixture");
     await eventually(async () => (await runningInRuntime()) === 1);
   });
 });
