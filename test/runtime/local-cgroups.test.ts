@@ -64,13 +64,12 @@ describe("local driver cgroups", () => {
     await fixture.driver.create(spec(name));
     const path = fixture.driver.cgroupPath(name);
     // The spare holds the exec agent's handler placed for the next command: not a command's process. Nor is
-    // a handler on its way out (a zombie until the guest's init reaps it; its cmdline reads empty then) or a
-    // process gone since the cgroup was read.
+    // a handler on its way out (exiting or a zombie, its cmdline reads empty) or a process gone since the
+    // cgroup was read. Every command process here has a command line.
     const isCommandProcess = (pid: number) => {
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
-        return !readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("/run/vm-exec-agent\0");
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        return cmdline !== "" && !cmdline.startsWith("/run/vm-exec-agent\0");
       } catch {
         return false;
       }
@@ -82,9 +81,10 @@ describe("local driver cgroups", () => {
     await sh(fixture.driver, name, "true");
     await eventually(() => busy().length === 0 && subCount() <= 1, 5_000);
     const started = await sh(fixture.driver, name, "sleep 1000 >/dev/null 2>&1 & echo $!");
-    expect(busy()).toHaveLength(1); // its sub-cgroup is kept: the background process lives on
+    const kept = busy();
+    expect(kept).toHaveLength(1); // its sub-cgroup is kept: the background process lives on
     await sh(fixture.driver, name, `kill ${started.stdout.trim()}`);
-    await eventually(() => busy().length === 0, 5_000); // the sleep is gone (reaped by the guest's init)
+    await eventually(() => processesIn(layout!, `${path}/${kept[0]}`).length === 0, 5_000); // the sleep is gone
     await sh(fixture.driver, name, "true"); // each exec sweeps empty sub-cgroups of earlier ones
     await eventually(() => subCount() <= 1, 5_000);
     expect(busy()).toEqual([]);
