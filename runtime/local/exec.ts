@@ -253,17 +253,22 @@ async function crunExecOnce(ctx: DriverContext, name: string, request: ExecReque
     { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
   if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink });
-  const { exitCode, cancelReason, disarm } = superviseExec(proc, request, async (running, deadline) => {
-    // Repeat until crun returns: a kill can land before crun has moved the command into the cgroup.
-    while (running() && performance.now() < deadline) {
-      await killCgroup(ctx.layout, subPath, 1000);
-      if (running()) await Bun.sleep(20);
+  const { exitCode, cancelReason, cancelled, disarm } = superviseExec(proc, request, async (running, deadline) => {
+    // Until crun has returned and the sub-cgroup is empty: a kill can land before crun has moved the command
+    // into the cgroup, and crun returns as soon as its command dies, before the last of a fork bomb's processes.
+    while (performance.now() < deadline) {
+      const empty = await killCgroup(ctx.layout, subPath, 1000);
+      if (empty && !running()) return;
+      await Bun.sleep(20);
     }
   });
 
   const hold = holdStartupOutput(sink);
   try {
     const code = await streamUntilExit(proc, exitCode, hold.sink);
+    // A cancelled command's result waits for its whole tree to be gone, as through the agent: the next
+    // command must not start while the rest (a fork bomb's, holding the pids limit) is still being killed.
+    await cancelled();
     const crunError = readLog(logFile);
     if (crunError && !cancelReason() && joinFailed(crunError)) {
       hold.discard(); // crun's own complaint, printed before the command ran; the attempt is retried
