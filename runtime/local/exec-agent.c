@@ -3,10 +3,12 @@
  * with a fork/exec in the guest instead of a `crun exec` per command (issue 16). See exec-agent-client.ts
  * for the host side and docs/exec-agent.md for the protocol and what each side trusts.
  *
- *   vm-exec-agent --bind <socket path> -- crun run ...     (on the host, as root)
- *   vm-exec-agent --fd 3 -- /run/vm-init -s -- ...          (in the VM, as its PID 1 before tini)
+ *   vm-exec-agent [--hide-cgroup2 <dir>] --bind <socket path> -- crun run ...   (on the host, as root)
+ *   vm-exec-agent --fd 3 -- /run/vm-init -s -- ...                              (in the VM, as its PID 1 before tini)
  *
- * On the host it binds the socket in the VM's own directory of the driver's state (which no VM sees) and
+ * On a hybrid cgroup host it first covers the cgroup2 mount with an empty tmpfs in a private mount namespace
+ * of its own (crun 1.8.1 refuses hybrid hosts otherwise; crun.ts), the work of an `unshare` + `sh` + `mount`
+ * wrapper, three programs less per boot. On the host it binds the socket in the VM's own directory of the driver's state (which no VM sees) and
  * runs crun with the listener as fd 3, which crun (--preserve-fds) gives the VM's first process: the
  * agent. In the VM it forks the server onto that listener in the background, closes it, and becomes
  * <program>: tini, the VM's init, which reaps the server if it dies. So the VM lives exactly as before, and
@@ -35,7 +37,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -319,33 +323,55 @@ static int is_listener(int fd) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: vm-exec-agent --bind <socket path> -- <program> [args...]   (host: listen, then run the program with it as fd 3)\n"
-                  "       vm-exec-agent --fd <n> -- <program> [args...]            (VM: serve on fd n in the background, become the program)\n");
+  fprintf(stderr, "usage: vm-exec-agent [--hide-cgroup2 <dir>] --bind <socket path> -- <program> [args...]\n"
+                  "           (host: listen, then run the program with it as fd 3; first cover <dir> with an empty tmpfs in a private mount namespace)\n"
+                  "       vm-exec-agent --fd <n> -- <program> [args...]   (VM: serve on fd n in the background, become the program)\n");
   return 2;
 }
 
-int main(int argc, char **argv) {
-  if (argc < 5 || strcmp(argv[3], "--") != 0) return usage();
-  char **program = argv + 4;
-
-  if (strcmp(argv[1], "--bind") == 0) {
-    /* Host side: the socket lives in a directory of the host's that no VM sees; crun hands it to the VM. */
-    int listener = listen_on(argv[2]);
-    if (listener < 0) {
-      /* The VM still boots: its agent finds no listener on fd 3, and commands go through crun exec. */
-      fprintf(stderr, "vm-exec-agent: cannot listen on %s: %s\n", argv[2], strerror(errno));
-      listener = open("/dev/null", O_RDONLY);
-      if (listener < 0) return 1;
-    }
-    if (listener != 3 && (dup2(listener, 3) < 0 || close(listener) < 0)) return 1;
-    execvp(program[0], program);
-    fprintf(stderr, "vm-exec-agent: cannot run %s: %s\n", program[0], strerror(errno));
-    return 127;
+/*
+ * Host side: the socket lives in a directory of the host's that no VM sees; crun hands it to the VM.
+ * Errors before the program runs go to stderr (the driver reads it when the boot fails); the program
+ * itself (crun) gets /dev/null as stderr, because the VM's first process inherits crun's stdio and a pipe
+ * would stay open for the VM's whole life. crun reports through its --log file.
+ */
+static int run_on_host(const char *hide, const char *socket_path, char **program) {
+  if (hide && (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+               mount("session-sandbox-hide", hide, "tmpfs", 0, NULL) < 0)) {
+    fprintf(stderr, "vm-exec-agent: cannot cover %s with an empty tmpfs in a private mount namespace: %s\n", hide, strerror(errno));
+    return 125;
   }
-  if (strcmp(argv[1], "--fd") != 0) return usage();
+  int listener = listen_on(socket_path);
+  if (listener < 0) {
+    /* The VM still boots: its agent finds no listener on fd 3, and commands go through crun exec. */
+    fprintf(stderr, "vm-exec-agent: cannot listen on %s: %s\n", socket_path, strerror(errno));
+    listener = open("/dev/null", O_RDONLY);
+    if (listener < 0) return 1;
+  }
+  if (listener != 3 && (dup2(listener, 3) < 0 || close(listener) < 0)) return 1;
+  /* Kept (close-on-exec) only to report a failed exec. */
+  int report = fcntl(2, F_DUPFD_CLOEXEC, 4);
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (report < 0 || null < 0 || dup2(null, 2) < 0) return 1;
+  execvp(program[0], program);
+  dprintf(report, "vm-exec-agent: cannot run %s: %s\n", program[0], strerror(errno));
+  return 127;
+}
+
+int main(int argc, char **argv) {
+  int mode = 1; /* where --bind or --fd is */
+  const char *hide = NULL;
+  if (argc > 2 && strcmp(argv[1], "--hide-cgroup2") == 0) {
+    hide = argv[2];
+    mode = 3;
+  }
+  if (argc - mode < 4 || strcmp(argv[mode + 2], "--") != 0) return usage();
+  char **program = argv + mode + 3;
+  if (strcmp(argv[mode], "--bind") == 0) return run_on_host(hide, argv[mode + 1], program);
+  if (hide || strcmp(argv[mode], "--fd") != 0) return usage();
 
   /* VM side. Only stdio and the listener are meant to reach the VM's processes. */
-  int listener = atoi(argv[2]);
+  int listener = atoi(argv[mode + 1]);
   if (listener < 3) return usage();
   syscall(SYS_close_range, 3, (unsigned)listener - 1, 0);
   syscall(SYS_close_range, (unsigned)listener + 1, ~0U, 0);

@@ -2,7 +2,7 @@
 // once per source version into a shared directory, static (it runs in any image), and when it cannot be
 // built the doctor says why and that commands then run with crun exec.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { ensureExecAgent, execAgentStatus } from "../../runtime/local/exec-agent-binary";
@@ -48,8 +48,32 @@ describe("exec agent binary", () => {
     expect(programHeaderTypes(readFileSync(path))).not.toContain(PT_INTERP); // static: no dynamic loader
     const usage = Bun.spawnSync([path], { stderr: "pipe" });
     expect(usage.exitCode).toBe(2);
-    expect(usage.stderr.toString()).toContain("usage: vm-exec-agent --bind");
+    expect(usage.stderr.toString()).toContain("usage: vm-exec-agent [--hide-cgroup2 <dir>] --bind");
     expect(withoutPath(() => ensureExecAgent(dir))).toEqual({ path });
     expect(execAgentStatus(dir)).toEqual({ ok: true, detail: `${basename(path)} built in ${dir}, so commands run by a fork in the VM` });
+  });
+
+  // The host side as crun's launcher (crun.ts): on a hybrid cgroup host it covers the cgroup2 mount for crun
+  // alone. Here a directory of the test's stands in for that mount.
+  test("as crun's launcher: the covered directory reads empty for the program only, fd 3 is the listener, the program's stderr is /dev/null; failures → 125 / 127 with the reason", () => {
+    const agent = ensureExecAgent(dir).path!;
+    const covered = join(dir, "covered");
+    mkdirSync(covered, { recursive: true });
+    writeFileSync(join(covered, "host-file"), "x");
+    const socket = join(dir, "agent.sock");
+    const probe = `ls -A "${covered}" | wc -l; readlink /proc/self/fd/3 | cut -d: -f1; echo lost >&2`;
+    const launched = Bun.spawnSync([agent, "--hide-cgroup2", covered, "--bind", socket, "--", "sh", "-c", probe], { stdout: "pipe", stderr: "pipe" });
+    expect({ exitCode: launched.exitCode, stdout: launched.stdout.toString(), stderr: launched.stderr.toString() }).toEqual({ exitCode: 0, stdout: "0\nsocket\n", stderr: "" });
+    expect(readdirSync(covered)).toEqual(["host-file"]); // the host's view is untouched
+    expect((statSync(socket).mode & 0o777).toString(8)).toBe("600");
+
+    const noDir = Bun.spawnSync([agent, "--hide-cgroup2", join(dir, "missing"), "--bind", socket, "--", "true"], { stderr: "pipe" });
+    expect(noDir.exitCode).toBe(125);
+    expect(noDir.stderr.toString()).toContain(`cannot cover ${join(dir, "missing")} with an empty tmpfs`);
+    const noProgram = Bun.spawnSync([agent, "--bind", socket, "--", "/no/such/crun"], { stderr: "pipe" });
+    expect(noProgram.exitCode).toBe(127);
+    expect(noProgram.stderr.toString()).toContain("cannot run /no/such/crun: No such file or directory");
+    // --hide-cgroup2 is for the host side only.
+    expect(Bun.spawnSync([agent, "--hide-cgroup2", covered, "--fd", "3", "--", "true"], { stderr: "pipe" }).exitCode).toBe(2);
   });
 });
