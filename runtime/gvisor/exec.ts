@@ -47,13 +47,24 @@ export async function guestProcesses(ctx: DriverContext, id: string, marker = `$
   return parseProcessTable(text);
 }
 
-/** SIGKILLs the exec's tree until none of it is left (a process with SIGKILL pending cannot fork). */
-async function killExecTree(ctx: DriverContext, id: string, execId: string, rootPid: number, stillRunning: () => boolean, deadline: number): Promise<void> {
-  while (stillRunning() && performance.now() < deadline) {
-    const members = execTree(await guestProcesses(ctx, id, `${EXEC_MARKER_ENV}=${execId}`), rootPid);
-    if (members.length === 0) return;
+/**
+ * SIGKILLs the exec's processes until none is left (a process with SIGKILL pending cannot fork): its tree
+ * from `rootPid` while runsc exec still waits on that pid, then every process that still carries the exec's
+ * marker, with its own tree — an orphan forked between a listing and its kill outlives the root.
+ */
+async function killExecTree(ctx: DriverContext, id: string, execId: string, rootPid: number, runscRunning: () => boolean, deadline: number): Promise<void> {
+  while (performance.now() < deadline) {
+    // Once runsc exec has returned, the root's pid may be another process's: only the marker counts then
+    // (-1 matches no pid, parent, group or session; 0 would match every process runsc exec started).
+    const root = runscRunning() ? rootPid : -1;
+    const members = execTree(await guestProcesses(ctx, id, `${EXEC_MARKER_ENV}=${execId}`), root);
+    if (members.length === 0) {
+      if (!runscRunning()) return;
+      await Bun.sleep(10);
+      continue;
+    }
     // Members first and the root last, so nothing is orphaned out of the tree between two kills.
-    const ordered = [...members.filter((pid) => pid !== rootPid), rootPid];
+    const ordered = [...members.filter((pid) => pid !== root), ...members.filter((pid) => pid === root)];
     await Promise.all(ordered.map((pid) => Bun.spawn(ctx.runtime.argv(["kill", "--pid", String(pid), id, "KILL"]), { stdout: "ignore", stderr: "ignore" }).exited));
   }
 }
@@ -84,7 +95,7 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
     { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
   if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink, guestPid: () => readGuestPid(pidFile) });
-  const { exitCode, cancelReason, disarm } = superviseExec(proc, request, async (running, deadline) => {
+  const { exitCode, cancelReason, cancelled, disarm } = superviseExec(proc, request, async (running, deadline) => {
     // The command's guest pid is known once runsc has started it.
     while (running() && readGuestPid(pidFile) === undefined && performance.now() < deadline) await Bun.sleep(10);
     const rootPid = readGuestPid(pidFile);
@@ -96,6 +107,8 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   const hold = holdStartupOutput(sink);
   try {
     const code = await streamUntilExit(proc, exitCode, hold.sink);
+    // A cancelled command's result waits until nothing of it is left (orphans included), as on the local tier.
+    await cancelled();
     const runscError = readLog(logFile);
     const started = existsSync(pidFile);
     if (!started && !cancelReason() && /error finding executable|no such file or directory/i.test(runscError)) {

@@ -376,6 +376,15 @@ time.sleep(600)`;
       for (const n of [2002, 2003, 2004, 2005, 2006]) expect(left).not.toContain(`sleep ${n}`);
     });
 
+    test("a command that forks without pause, timed out → nothing of it is left, however fast it forked", async () => {
+      const vm = await driver.create(spec());
+      // Each loop turn starts another sleep: any kill that lists the tree and then kills it races new children.
+      const result = await sh(driver, vm.name, "while :; do sleep 4004 & sleep 0.01; done", { timeoutMs: 500 });
+      expect(result).toMatchObject({ timedOut: true, cancelled: false });
+      expect(await liveProcesses(vm.name)).not.toContain("sleep 4004");
+      expect((await sh(driver, vm.name, "echo fine")).stdout).toBe("fine\n");
+    });
+
     test("abort signal → cancels the exec and kills its whole tree", async () => {
       const vm = await driver.create(spec());
       const abort = new AbortController();
