@@ -88,13 +88,15 @@ function openAgentSocket(ctx: DriverContext, name: string): number | undefined {
 /**
  * The handler hung up before the exit code. When it was killed — with the command's sub-cgroup, or with the
  * whole VM going down (its main process was killed, say: its init then exits and the kernel kills every
- * process of the VM) — the command's result is that SIGKILL, as `crun exec` reports it. Otherwise the
- * agent failed under the command, and that is the error.
+ * process of the VM) — the command's result is that SIGKILL, as `crun exec` reports it. A handler killed
+ * while its VM runs on was killed by a process of the VM, unless the host cancelled the command (run() tells
+ * the two apart). Otherwise the agent failed under the command, and that is the error.
  */
 async function closedEarly(initPid: number, hostPid: number | undefined): Promise<Outcome> {
   const deadline = performance.now() + VM_GOING_DOWN_MS;
   for (;;) {
-    if (!alive(initPid) || (hostPid !== undefined && !alive(hostPid))) return { kind: "exit", code: 137 };
+    if (!alive(initPid)) return { kind: "exit", code: 137 };
+    if (hostPid !== undefined && !alive(hostPid)) return { kind: "exit", code: 137, handlerKilled: true };
     if (performance.now() >= deadline) break;
     await Bun.sleep(10);
   }
@@ -113,8 +115,16 @@ function alive(pid: number): boolean {
 
 type Outcome =
   | { kind: "unavailable" }
-  | { kind: "exit"; code: number }
+  /** `handlerKilled`: the VM runs on, but its handler died without a word (see closedEarly). */
+  | { kind: "exit"; code: number; handlerKilled?: true }
   | { kind: "failed"; reason: string };
+
+/** How long the rest of a command whose handler was killed may take to be killed (as a cancellation's). */
+const HANDLER_KILLED_CLEANUP_MS = 5000;
+/** What the command's stderr gets when its handler was killed mid-command. */
+const HANDLER_KILLED = new TextEncoder().encode(
+  "session-sandbox: the exec agent's process running this command in the VM was killed before the command ended (by a process in the VM, or at the VM's memory limit); the rest of the command was stopped (exit 137)\n",
+);
 
 /**
  * One handler of the VM's agent, connected, and moved into a command's sub-cgroup: it runs the one command
@@ -239,7 +249,8 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
     close: end,
     async run(request, env, commandSink) {
       const encoded = encodeRequest(request, env);
-      if (!open || phase !== "ready" || !encoded || request.signal?.aborted) {
+      // A handler killed since it was placed (from inside the VM) takes no command: crun exec does, nothing ran.
+      if (!open || phase !== "ready" || !encoded || request.signal?.aborted || !alive(handlerPid!)) {
         end();
         return AGENT_UNAVAILABLE;
       }
@@ -270,6 +281,13 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
         const reason = cancelReason();
         if (reason) return { exitCode: result.kind === "exit" ? result.code : 137, timedOut: reason === "timeout", cancelled: reason === "abort" };
         if (result.kind === "unavailable") return AGENT_UNAVAILABLE;
+        if (result.kind === "exit" && result.handlerKilled) {
+          // Nothing of the command runs on after its result: its sub-cgroup goes the way a timeout's does.
+          const deadline = performance.now() + HANDLER_KILLED_CLEANUP_MS;
+          while (performance.now() < deadline && !(await killCgroup(ctx.layout, subPath, 1000))) await Bun.sleep(20);
+          commandSink.stderr(HANDLER_KILLED);
+          return { exitCode: 137, timedOut: false, cancelled: false };
+        }
         if (result.kind === "failed") throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${result.reason}`);
         return { exitCode: result.code, timedOut: false, cancelled: false };
       } finally {

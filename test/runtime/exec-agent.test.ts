@@ -201,6 +201,30 @@ describe("exec agent", () => {
     expect((await sh(withAgent.driver, vm.name, PARENT)).stdout).toStartWith("/run/vm-exec-agent ");
   });
 
+  test("a command that kills its own handler → 137 with the reason on stderr, and nothing of it runs on", async () => {
+    const vm = await withAgent.driver.create(spec(withAgent));
+    const result = await sh(withAgent.driver, vm.name, "sleep 1000 & kill -9 $PPID; sleep 1001");
+    expect(result).toMatchObject({ exitCode: 137, timedOut: false, cancelled: false, stdout: "" });
+    expect(result.stderr).toContain("the exec agent's process running this command in the VM was killed before the command ended");
+    const left = (await sh(withAgent.driver, vm.name, "ps -eo args")).stdout;
+    expect(left).not.toContain("sleep 1000");
+    expect(left).not.toContain("sleep 1001");
+  });
+
+  test("a guest that keeps killing the agent's processes → every command ends, never hangs: run to its end, or 137 with the reason; none runs twice", async () => {
+    const vm = await withAgent.driver.create(spec(withAgent));
+    await sh(withAgent.driver, vm.name, "(while :; do pkill -9 -x vm-exec-agent; done) >/dev/null 2>&1 &");
+    for (let i = 0; i < 12; i++) {
+      // Each run appends a line to a file: a command run twice (agent, then crun exec) would show two.
+      const result = await sh(withAgent.driver, vm.name, `echo run >> /tmp/runs-${i}; echo ok-${i}; sleep 0.1; echo done-${i}`);
+      if (result.exitCode === 0) expect(result.stdout).toBe(`ok-${i}\ndone-${i}\n`);
+      else expect(result).toMatchObject({ exitCode: 137, stderr: expect.stringContaining("was killed before the command ended") });
+      expect((await sh(withAgent.driver, vm.name, `cat /tmp/runs-${i} 2>/dev/null || true`)).stdout).toBeOneOf(["", "run\n"]);
+    }
+    await sh(withAgent.driver, vm.name, "pkill -9 -f 'pkill -9 -x'; true");
+    expect((await sh(withAgent.driver, vm.name, "echo still-fine")).stdout).toBe("still-fine\n");
+  }, 60_000);
+
   test("a taken-over agent reporting the VM's init or a pid that is not the VM's → nothing is moved, the command runs through crun exec", async () => {
     for (const reported of [1, 4_000_000]) {
       const vm = await withAgent.driver.create(spec(withAgent));
