@@ -7,7 +7,7 @@ import type { Capability, RuntimeDriver } from "../runtime/driver";
 import { TIER_OF_RUNTIME, type IsolationChoice, type TierAvailability, type TierStatus } from "../runtime/isolation";
 import { selectRuntime, type RuntimeName, type RuntimeSelection } from "../runtime/select";
 import { createDriver } from "../workers/create-driver";
-import { withProbe, type DriverConfig, type SingleDriverConfig } from "../workers/protocol";
+import { withStartupFindings, type DriverConfig, type SingleDriverConfig } from "../workers/protocol";
 import type { RuntimeStatus } from "./routes/health";
 
 export type RuntimeSetup = {
@@ -77,9 +77,9 @@ export async function setUpRuntime(options: RuntimeOptions): Promise<RuntimeSetu
   if (chosen === "msb") driverConfig = configs.msb;
   else if (chosen) {
     const embedded: Partial<Record<"container" | "gvisor", SingleDriverConfig>> = {};
-    // Each actor Worker gets the probe's findings with its config instead of probing again (runtime/local/index.ts).
-    if (tiers.container.available) embedded.container = withProbe(configs.local, capabilities.local);
-    if (tiers.gvisor.available) embedded.gvisor = withProbe(configs.gvisor, capabilities.gvisor);
+    // Each actor Worker gets the probe's findings and the seccomp program with its config instead of redoing them.
+    if (tiers.container.available) embedded.container = withStartupFindings(configs.local, capabilities.local);
+    if (tiers.gvisor.available) embedded.gvisor = withStartupFindings(configs.gvisor, capabilities.gvisor);
     driverConfig = { kind: "tiered", defaultTier: TIER_OF_RUNTIME[chosen], tiers: embedded };
   }
   return {

@@ -10,8 +10,8 @@ import { createTieredDriver, type TierDrivers } from "../runtime/tiered";
 import type { DriverConfig, SingleDriverConfig } from "./protocol";
 
 async function createSingleDriver(config: SingleDriverConfig): Promise<RuntimeDriver> {
-  if (config.kind === "local") return createLocalDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent, probed: config.probed, execAgent: config.execAgent });
-  if (config.kind === "gvisor") return createGvisorDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent, probed: config.probed });
+  if (config.kind === "local") return createLocalDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent, probed: config.probed, seccompProgram: config.seccompProgram, execAgent: config.execAgent });
+  if (config.kind === "gvisor") return createGvisorDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent, probed: config.probed, seccompProgram: config.seccompProgram });
   const { MsbDriver } = await import("../runtime/msb/index");
   return new MsbDriver({ msbPath: config.msbPath, msbHome: config.msbHome });
 }

@@ -2,19 +2,25 @@
 // byte chunks and error records cross the boundary, never objects with behaviour.
 import type { Capability, VmSpec } from "../runtime/driver";
 import type { IsolationTier } from "../runtime/isolation";
+import { vmSeccompProgramBase64 } from "../runtime/local/vm-seccomp";
 
 /**
  * One runtime driver: the embedded container tier (crun), the gVisor tier (runsc) or msb's microVMs.
- * `probed`: the main thread's probe of this same config, so an actor does not probe again (runtime/local/index.ts).
+ * `probed`: the main thread's probe of this same config, so an actor does not probe again (runtime/local/index.ts);
+ * `seccompProgram`: the VMs' seccomp program the main thread compiled, so an actor does not compile it again
+ * (runtime/local/vm-seccomp.ts).
  */
 export type SingleDriverConfig =
-  | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability; execAgent?: boolean }
-  | { kind: "gvisor"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability }
+  | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability; seccompProgram?: string; execAgent?: boolean }
+  | { kind: "gvisor"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability; seccompProgram?: string }
   | { kind: "msb"; msbPath?: string; msbHome?: string };
 
-/** `config` carrying what a probe of it found (an embedded tier's; msb's own client has no probe to skip). */
-export function withProbe(config: SingleDriverConfig, probed: Capability): SingleDriverConfig {
-  return config.kind === "msb" ? config : { ...config, probed };
+/**
+ * `config` carrying what the main thread already found and built for it, so that no actor Worker redoes it: its
+ * probe, and the VMs' seccomp program (an embedded tier's; msb's own client has neither to skip).
+ */
+export function withStartupFindings(config: SingleDriverConfig, probed: Capability): SingleDriverConfig {
+  return config.kind === "msb" ? config : { ...config, probed, seccompProgram: vmSeccompProgramBase64() };
 }
 
 /**

@@ -5,8 +5,7 @@
 import { sha256Hex } from "../bun-crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compileSeccomp } from "../local/seccomp-bpf";
-import { seccompProfile } from "../local/seccomp-profile";
+import { vmSeccompProgram } from "../local/vm-seccomp";
 
 /** Where they are inside every gVisor guest (on the VM's own /run tmpfs, like its init). */
 export const GUEST_STATX_SHIM = "/run/vm-statx.so";
@@ -55,7 +54,7 @@ export function guestBinaryPaths(stateDir: string): GuestBinaries {
     const hash = hashOf(`${readFileSync(sourcePath(build.source), "utf8")}\n${readFileSync(sourcePath(HEADER), "utf8")}\n${build.flags.join(" ")}`);
     return join(dir, `${build.source.replace(/\.c$/, "")}-${hash}${build.suffix}`);
   };
-  const filter = compileSeccomp(seccompProfile());
+  const filter = vmSeccompProgram();
   return { statxShim: built("statxShim"), seccompExec: built("seccompExec"), seccompFilter: join(dir, `seccomp-${hashOf(filter)}.bpf`) };
 }
 
@@ -70,6 +69,6 @@ export function ensureGuestBinaries(stateDir: string): GuestBinaries {
       if (result.exitCode !== 0) throw new Error(`gcc could not build ${build.source}: ${result.stderr.toString().trim()}`);
     }, key === "statxShim" ? 0o644 : 0o755);
   }
-  install(paths.seccompFilter, (partial) => writeFileSync(partial, compileSeccomp(seccompProfile())), 0o644);
+  install(paths.seccompFilter, (partial) => writeFileSync(partial, vmSeccompProgram()), 0o644);
   return paths;
 }

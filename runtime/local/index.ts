@@ -8,6 +8,7 @@ import { detectCgroupLayout, type CgroupLayout } from "./cgroup-layout";
 import type { DriverContext } from "./context";
 import { Crun } from "./crun";
 import { execInVm } from "./exec";
+import { adoptVmSeccompProgram } from "./vm-seccomp";
 import { ensureExecAgent } from "./exec-agent-binary";
 import type { OciRuntime } from "./oci-runtime";
 import { CRUN_TERMINAL, openTerminal, type TerminalBackend } from "./terminal";
@@ -45,6 +46,8 @@ export type LocalDriverOptions = {
    * a refusal the driver probes for itself.
    */
   probed?: Capability;
+  /** The VMs' seccomp program as another thread compiled it from this same code (base64; vm-seccomp.ts). */
+  seccompProgram?: string;
   /**
    * Runs commands through a resident agent in each new VM (a fork/exec in the guest) instead of a `crun exec`
    * each (default true; SANDBOX_EXEC_AGENT=off). `crun exec` stays the path for terminals, for VMs made
@@ -109,6 +112,7 @@ export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base:
   mkdirSync(options.stateDir, { recursive: true });
   chmodSync(options.stateDir, 0o711);
   const paths = new StatePaths(options.stateDir, options.cgroupParent ?? "session-sandbox");
+  if (options.seccompProgram) adoptVmSeccompProgram(options.seccompProgram);
   const initPath = options.tiniPath ?? "/usr/bin/tini-static";
   const layout = detectCgroupLayout();
   const tier = (makeTier ?? ((base) => crunTier(options, base)))({ paths, layout, initPath });

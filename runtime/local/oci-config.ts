@@ -5,7 +5,8 @@ import type { BindMount, VmSpec } from "../driver";
 import { GUEST_HOME, GUEST_PATH } from "../guest-layout";
 import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
-import { compileSeccomp, SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
+import { SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
+import { vmSeccompProgramBase64 } from "./vm-seccomp";
 import { vmInotifyHook, type OciHook } from "./inotify-limits";
 import { AGENT_LISTENER_FD, GUEST_EXEC_AGENT } from "./exec-agent-client";
 
@@ -172,7 +173,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     hostname: spec.name,
     process: guestProcess(initCommand(spec, input.execAgent !== undefined), "/", defaultEnv()),
     mounts,
-    annotations: { [SECCOMP_BPF_ANNOTATION]: compileSeccomp(seccompProfile()).toString("base64") },
+    annotations: { [SECCOMP_BPF_ANNOTATION]: vmSeccompProgramBase64() },
     hooks: { createContainer: [vmInotifyHook()] },
     linux: {
       namespaces: ["pid", "network", "ipc", "uts", "mount", "cgroup", "user"].map((type) => ({ type })),

@@ -4,6 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { buildOciConfig } from "../../runtime/local/oci-config";
+import { withStartupFindings } from "../../workers/protocol";
 import { BPF, compileSeccomp, SECCOMP_BPF_ANNOTATION, SECCOMP_RET, SYSCALL_NUMBERS } from "../../runtime/local/seccomp-bpf";
 import { seccompProfile, type SeccompProfile } from "../../runtime/local/seccomp-profile";
 import { hostInotifyNeed, inotifyHostCheck, PLANNED_VMS, VM_INOTIFY_INSTANCES, vmInotifyHook } from "../../runtime/local/inotify-limits";
@@ -145,6 +146,17 @@ describe("OCI config (kernel surfaces)", () => {
     });
     expect(config.annotations[SECCOMP_BPF_ANNOTATION]).toBe(compileSeccomp(seccompProfile()).toString("base64"));
     expect(config.hooks.createContainer).toEqual([vmInotifyHook()]);
+  });
+
+  test("an actor's config carries the main thread's compile of that program; a fresh thread adopts it instead of compiling", async () => {
+    const config = withStartupFindings({ kind: "local", stateDir: "/state" }, { available: true, version: "v", problems: [] });
+    expect(config.kind === "local" && config.seccompProgram).toBe(compileSeccomp(seccompProfile()).toString("base64"));
+    // A marker no compile yields: what the Worker then puts in a VM's config is what it was given.
+    const worker = new Worker(new URL("../fixtures/adopt-seccomp-worker.ts", import.meta.url).href);
+    const answer = new Promise<unknown>((resolve) => worker.addEventListener("message", (event) => resolve(event.data), { once: true }));
+    worker.postMessage("c2VjY29tcC1tYXJrZXI=");
+    expect(await answer).toBe("c2VjY29tcC1tYXJrZXI=");
+    worker.terminate();
   });
 });
 
