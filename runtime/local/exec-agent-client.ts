@@ -103,15 +103,27 @@ async function closedEarly(initPid: number, hostPid: number | undefined): Promis
   return { kind: "failed", reason: "its exec agent closed the connection before the command's exit code (was the agent killed?)" };
 }
 
-/** A process that exists and has not exited (a zombie has). */
-function alive(pid: number): boolean {
+/** The state letter of a process (`R`, `S`, `T`, `Z`…), or X when it is gone. */
+function processState(pid: number): string {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !"ZX".includes(stat[stat.lastIndexOf(")") + 2] ?? "X");
+    return stat[stat.lastIndexOf(")") + 2] ?? "X";
   } catch {
-    return false;
+    return "X";
   }
 }
+
+/** A process that exists and has not exited (a zombie has). */
+function alive(pid: number): boolean {
+  return !"ZX".includes(processState(pid));
+}
+
+/**
+ * Per VM name, the init pid of the boot whose agent did not answer a new connection in time (stopped by
+ * the guest, say): for the rest of that boot its commands go straight to `crun exec` instead of each waiting
+ * PLACE_TIMEOUT_MS first. The next boot has another init pid, and its agent is asked again.
+ */
+const unresponsive = new Map<string, number>();
 
 type Outcome =
   | { kind: "unavailable" }
@@ -150,7 +162,7 @@ type Phase = "placing" | "ready" | "running";
  */
 export async function placeHandler(ctx: DriverContext, name: string, record: VmRecord, subPath: string): Promise<PlacedHandler | undefined> {
   const initPid = ctx.store.livePid(name);
-  if (!initPid) return undefined;
+  if (!initPid || unresponsive.get(name) === initPid) return undefined;
   const fd = openAgentSocket(ctx, name);
   if (fd === undefined) return undefined;
 
@@ -237,8 +249,12 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
     closeSync(fd);
   }
   // An agent answers within milliseconds; one that does not (a fake, a frozen VM) gets no command: after
-  // PLACE_TIMEOUT_MS the command goes to crun exec, having run nothing. No command is cut by this.
-  const timer = setTimeout(refuse, PLACE_TIMEOUT_MS);
+  // PLACE_TIMEOUT_MS the command goes to crun exec, having run nothing, and so does the rest of this boot's.
+  // No command is cut by this.
+  const timer = setTimeout(() => {
+    unresponsive.set(name, initPid);
+    refuse();
+  }, PLACE_TIMEOUT_MS);
   const ok = await placed.promise;
   clearTimeout(timer);
   if (!ok) return undefined;
@@ -249,8 +265,9 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
     close: end,
     async run(request, env, commandSink) {
       const encoded = encodeRequest(request, env);
-      // A handler killed since it was placed (from inside the VM) takes no command: crun exec does, nothing ran.
-      if (!open || phase !== "ready" || !encoded || request.signal?.aborted || !alive(handlerPid!)) {
+      // A handler killed or stopped since it was placed (from inside the VM) takes no command: crun exec
+      // does, nothing ran. (A stopped one would hold the command until its timeout.)
+      if (!open || phase !== "ready" || !encoded || request.signal?.aborted || "ZXTt".includes(processState(handlerPid!))) {
         end();
         return AGENT_UNAVAILABLE;
       }

@@ -12,9 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket } from "bun";
 import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
-import { processesIn } from "../../runtime/local/cgroup-tree";
+import { listSubCgroups, processesIn } from "../../runtime/local/cgroup-tree";
 import type { VmSpec } from "../../runtime/driver";
 import { createLocalDriver, type LocalDriver } from "../../runtime/local/index";
+import { eventually } from "../actors/fixture";
 import { run, sh } from "./exec-capture";
 import { expectNoLeaksAndCleanUp, makeLocalFixture, type LocalFixture } from "./local-target";
 
@@ -223,6 +224,30 @@ describe("exec agent", () => {
     }
     await sh(withAgent.driver, vm.name, "pkill -9 -f 'pkill -9 -x'; true");
     expect((await sh(withAgent.driver, vm.name, "echo still-fine")).stdout).toBe("still-fine\n");
+  }, 60_000);
+
+  test("a guest that stops (SIGSTOP) the agent and its waiting handler → no command is held until its timeout: they run through crun exec; the next boot brings the agent back", async () => {
+    const vm = await withAgent.driver.create(spec(withAgent));
+    const layout = detectCgroupLayout()!;
+    const path = withAgent.driver.cgroupPath(vm.name);
+    const agentProcesses = () =>
+      [path, ...listSubCgroups(layout, path).map((sub) => `${path}/${sub}`)]
+        .flatMap((cgroup) => processesIn(layout, cgroup))
+        .filter((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "vm-exec-agent");
+    const stopped = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("T");
+    // Armed in the background, so that it stops the server and the handler placed for the next command.
+    await sh(withAgent.driver, vm.name, "(sleep 0.3; pkill -STOP -x vm-exec-agent) >/dev/null 2>&1 &");
+    await eventually(() => {
+      const pids = agentProcesses();
+      return pids.length >= 2 && pids.every(stopped);
+    }, 10_000);
+    for (let i = 0; i < 3; i++) {
+      const result = await sh(withAgent.driver, vm.name, `echo ran-${i}; ${PARENT}`, { timeoutMs: 30_000 });
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: `ran-${i}\n` });
+    }
+    await withAgent.driver.stop(vm.name);
+    await withAgent.driver.start(vm.name);
+    expect((await sh(withAgent.driver, vm.name, PARENT)).stdout).toStartWith("/run/vm-exec-agent ");
   }, 60_000);
 
   test("a taken-over agent reporting the VM's init or a pid that is not the VM's → nothing is moved, the command runs through crun exec", async () => {
