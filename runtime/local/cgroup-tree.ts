@@ -113,6 +113,18 @@ export async function killCgroup(layout: CgroupLayout, path: string, timeoutMs =
   }, timeoutMs, 2);
 }
 
+/**
+ * killCgroup again and again (a v2 cgroup.kill is written anew each round) until `path` is empty or
+ * `deadline` (a performance.now() time) has passed; whether it emptied.
+ */
+export async function killCgroupBy(layout: CgroupLayout, path: string, deadline: number): Promise<boolean> {
+  while (performance.now() < deadline) {
+    if (await killCgroup(layout, path, 1000)) return true;
+    await Bun.sleep(20);
+  }
+  return false;
+}
+
 /** rmdir in every hierarchy; false if any is still busy. Missing directories count as removed. */
 export function removeCgroup(layout: CgroupLayout, path: string): boolean {
   let removed = true;

@@ -14,10 +14,10 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import type { Socket } from "bun";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
-import { killCgroup, moveIntoCgroup, processesIn } from "./cgroup-tree";
+import { killCgroupBy, moveIntoCgroup, processesIn } from "./cgroup-tree";
 import type { DriverContext } from "./context";
-import { superviseExec } from "./exec";
-import type { VmRecord } from "./vm-store";
+import { CANCEL_GRACE_MS, superviseExec } from "./exec";
+import { procStatFields, type VmRecord } from "./vm-store";
 
 /** Where the agent program is in every guest (on the VM's /run tmpfs, like its init), and its listener's fd. */
 export const GUEST_EXEC_AGENT = "/run/vm-exec-agent";
@@ -105,12 +105,7 @@ async function closedEarly(initPid: number, hostPid: number | undefined): Promis
 
 /** The state letter of a process (`R`, `S`, `T`, `Z`…), or X when it is gone. */
 function processState(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat[stat.lastIndexOf(")") + 2] ?? "X";
-  } catch {
-    return "X";
-  }
+  return procStatFields(pid)?.[0]?.[0] ?? "X";
 }
 
 /** A process that exists and has not exited (a zombie has). */
@@ -131,8 +126,6 @@ type Outcome =
   | { kind: "exit"; code: number; handlerKilled?: true }
   | { kind: "failed"; reason: string };
 
-/** How long the rest of a command whose handler was killed may take to be killed (as a cancellation's). */
-const HANDLER_KILLED_CLEANUP_MS = 5000;
 /** What the command's stderr gets when its handler was killed mid-command. */
 const HANDLER_KILLED = new TextEncoder().encode(
   "session-sandbox: the exec agent's process running this command in the VM was killed before the command ended (by a process in the VM, or at the VM's memory limit); the rest of the command was stopped (exit 137)\n",
@@ -285,7 +278,7 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
       const { cancelReason, cancelled, disarm } = superviseExec({ exited, kill: () => finish({ kind: "failed", reason: "cancelled" }) }, request, async (running, deadline) => {
         // Until the sub-cgroup is empty, whatever the agent says: the handler dies in the same kill, and its
         // hang-up settles the command before the last of a fork bomb's processes are gone.
-        while (performance.now() < deadline && !(await killCgroup(ctx.layout, subPath, 1000))) await Bun.sleep(20);
+        await killCgroupBy(ctx.layout, subPath, deadline);
         const reportBy = Math.min(deadline, performance.now() + AGENT_REPORT_AFTER_KILL_MS);
         while (running() && performance.now() < reportBy) await Bun.sleep(10);
       });
@@ -300,8 +293,7 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
         if (result.kind === "unavailable") return AGENT_UNAVAILABLE;
         if (result.kind === "exit" && result.handlerKilled) {
           // Nothing of the command runs on after its result: its sub-cgroup goes the way a timeout's does.
-          const deadline = performance.now() + HANDLER_KILLED_CLEANUP_MS;
-          while (performance.now() < deadline && !(await killCgroup(ctx.layout, subPath, 1000))) await Bun.sleep(20);
+          await killCgroupBy(ctx.layout, subPath, performance.now() + CANCEL_GRACE_MS);
           commandSink.stderr(HANDLER_KILLED);
           return { exitCode: 137, timedOut: false, cancelled: false };
         }

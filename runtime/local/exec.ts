@@ -20,8 +20,11 @@ import type { VmRecord } from "./vm-store";
 
 /** After the command exits, how long output still held open by its background children is read. */
 const DRAIN_AFTER_EXIT_MS = 100;
-/** How long a cancelled exec's runtime process may take to notice its command died before it is SIGKILLed too. */
-const CANCEL_GRACE_MS = 5000;
+/**
+ * How long a cancelled exec's runtime process may take to notice its command died before it is SIGKILLed too;
+ * also how long the rest of a command whose agent handler was killed may take to die (exec-agent-client.ts).
+ */
+export const CANCEL_GRACE_MS = 5000;
 
 /** Copies a stream to the sink; `stop` ends it early (closing our end of the pipe). */
 function pump(stream: ReadableStream<Uint8Array>, write: (chunk: Uint8Array) => void): { done: Promise<void>; stop: () => void } {

@@ -27,14 +27,22 @@ function readJson<T>(path: string): T | undefined {
   }
 }
 
-/** Field 22 of /proc/PID/stat (start time in clock ticks since boot); the command name may hold spaces. */
-export function processStartTime(pid: number): string | undefined {
+/**
+ * The fields of /proc/PID/stat after the command name (field 3, the state, first), or undefined when the
+ * process is gone. The command name may hold spaces and parentheses: the fields start after the last ')'.
+ */
+export function procStatFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
+}
+
+/** Field 22 of /proc/PID/stat: the start time in clock ticks since boot. */
+export function processStartTime(pid: number): string | undefined {
+  return procStatFields(pid)?.[19];
 }
 
 export class VmStore {
