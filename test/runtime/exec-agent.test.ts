@@ -68,23 +68,35 @@ function takeOver(vmName: string, onOpen: (socket: Socket<undefined>) => void, o
   return { connections: () => connections, stop: () => server.stop(true) };
 }
 
+/** A process's command name, or undefined once it is gone (it may exit between a cgroup read and this). */
+function commOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /** The pid in the guest of the VM's process named `comm`, found from the host (its cgroup and NSpid); waits for it to start. */
 async function guestPidOf(cgroupPath: string, comm: string): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     for (const pid of processesIn(detectCgroupLayout()!, cgroupPath)) {
-      let status: string;
-      try {
-        if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== comm) continue;
-        status = readFileSync(`/proc/${pid}/status`, "utf8");
-      } catch {
-        continue; // gone since the cgroup was read (a handler on its way out)
-      }
-      const nspid = /^NSpid:\s*(.*)$/m.exec(status)![1]!.trim().split(/\s+/);
-      return Number(nspid[nspid.length - 1]);
+      if (commOf(pid) !== comm) continue;
+      const nspid = /^NSpid:\s*(.*)$/m.exec(procStatus(pid))?.[1]?.trim().split(/\s+/);
+      if (nspid) return Number(nspid[nspid.length - 1]);
     }
     await Bun.sleep(10);
   }
   throw new Error(`no ${comm} in ${cgroupPath}`);
+}
+
+/** /proc/<pid>/status, or "" once the process is gone. */
+function procStatus(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return "";
+  }
 }
 
 beforeAll(async () => {
@@ -233,8 +245,9 @@ describe("exec agent", () => {
     const agentProcesses = () =>
       [path, ...listSubCgroups(layout, path).map((sub) => `${path}/${sub}`)]
         .flatMap((cgroup) => processesIn(layout, cgroup))
-        .filter((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "vm-exec-agent");
-    const stopped = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("T");
+        .filter((pid) => commOf(pid) === "vm-exec-agent");
+    // A process gone since the listing counts as not stopped: the poll looks again.
+    const stopped = (pid: number) => /^State:\s+T/m.test(procStatus(pid));
     // Armed in the background, so that it stops the server and the handler placed for the next command.
     await sh(withAgent.driver, vm.name, "(sleep 0.3; pkill -STOP -x vm-exec-agent) >/dev/null 2>&1 &");
     await eventually(() => {
