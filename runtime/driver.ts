@@ -8,7 +8,16 @@ import type { IsolationTier } from "./isolation";
  * read-write unless `readOnly`. `pin` is the identity the mounted directory must have: the driver checks
  * what it actually mounted against it (and against `hostPath`) before any command runs.
  */
-export type BindMount = { hostPath: string; readOnly?: boolean; kind?: "file"; pin?: { dev: number; ino: number } };
+/**
+ * A directory the guest shares with the host and the host runs programs from (a repository): it is served
+ * through a repository view (runtime/repo-fs, docs/repository-guard.md), which applies the repository
+ * rules to every change the guest makes. `keep`: directories (relative to the mount) the guest may not
+ * remove or rename; `gitDirs`: git dirs inside it under another name than `.git`; `gitDirRoot`: the mount
+ * is itself a git dir (a linked worktree's main repository).
+ */
+export type RepoGuard = { keep?: string[]; gitDirs?: string[]; gitDirRoot?: boolean };
+
+export type BindMount = { hostPath: string; readOnly?: boolean; kind?: "file"; pin?: { dev: number; ino: number }; guard?: RepoGuard };
 
 export type NetworkPolicy = { mode: "none" } | { mode: "allowlist"; allow: string[] } | { mode: "all" };
 

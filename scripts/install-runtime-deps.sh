@@ -10,7 +10,9 @@ set -euo pipefail
 # session chooses one — neither runs anything from the image. runsc: gVisor, the runtime of the `gvisor`
 # tier (runtime/gvisor/); gcc builds that tier's statx shim (runtime/gvisor/statx-shim.c) and, with libc6-dev's
 # static libc, the local tier's exec agent (runtime/local/exec-agent.c).
-packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci runsc gcc libc6-dev)
+# fuse3 and libfuse3-dev: the repository view (runtime/repo-fs/), a FUSE daemon per VM that applies the
+# repository rules to every change a guest makes (docs/repository-guard.md).
+packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci runsc gcc libc6-dev fuse3 libfuse3-dev)
 
 source "$(dirname "$0")/lib/apt-install.sh"
 ensure_debian_packages "runtime deps" "${packages[@]}"

@@ -6,7 +6,7 @@ import { errors, Vm, VmParams } from "../http/schemas";
 import type { Supervisor } from "../supervisor/supervisor";
 import type { BindMount } from "../../runtime/driver";
 
-/** The directories a VM mounts, without the git metadata guards nested inside them (see app/services/git-metadata.ts). */
+/** The directories a VM mounts, without any nested inside another (a linked worktree's main git dir can be). */
 function topLevelMounts(mounts: BindMount[]): string[] {
   const paths = mounts.map((m) => m.hostPath);
   return paths.filter((path) => !paths.some((other) => path.startsWith(`${other}/`)));

@@ -18,7 +18,7 @@ import { msbForwarding } from "./msb-egress";
 import type { ExecHistory } from "./exec-history";
 import { createExecRuns, type ExecHooks } from "./exec-runs";
 import type { ProtectedDirs } from "./mount-deny-list";
-import { checkCwd, guardNewRepository, mountsOf, pinSessionMounts, restoreMissingGuards, verifyPinnedMounts } from "./mounts";
+import { checkCwd, mountsOf, pinSessionMounts, verifyPinnedMounts } from "./mounts";
 import type { SessionSandboxService } from "./session-sandbox";
 import type { SessionsService } from "./sessions";
 import type { SettingsService } from "./settings";
@@ -121,8 +121,7 @@ export function createExecService(deps: ExecServiceDeps) {
     const pinned = sessions.pinnedMounts(rootId);
     if (!pinned) return sessions.pinMounts(rootId, pinSessionMounts(directory, protectedDirs));
     verifyPinnedMounts(rootId, pinned);
-    const updated = guardNewRepository(pinned) ?? restoreMissingGuards(pinned);
-    return updated ? sessions.pinMounts(rootId, updated) : pinned;
+    return pinned;
   }
 
   function bundleFor(image: string): string {

@@ -1,14 +1,13 @@
-// What a session's VM mounts, decided once and pinned: the git top level of its directory, the main
-// repository's common dir for a verified linked worktree, and — read-only inside those — every piece of
-// git metadata that can make host git run a program, and OpenCode's project config (same reason). Later
-// commands compare against the pins and never re-resolve a path the guest can write.
-import { lstatSync, realpathSync, statSync } from "node:fs";
-import { dirname, join, resolve, sep } from "node:path";
+// What a session's VM mounts, decided once and pinned: the git top level of its directory and the main
+// repository's common dir for a verified linked worktree. Both are served to the VM through a repository
+// view (runtime/repo-fs, docs/repository-guard.md), which refuses, on every operation and at any depth, the
+// changes that would make host programs run what the guest wrote. Later commands compare against the pins
+// and never re-resolve a path the guest can write.
+import { realpathSync, statSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
 import { CwdOutsideMountsError, MountsChangedError, PathNotFoundError, UnsafeMountError, WorktreeUnverifiedError } from "../errors";
 import { entryKind, identityOf, UnsafePathError, type Identity } from "./host-fs";
-import { gitMetadataGuards, type GuardedPath } from "./git-metadata";
 import { deniedBy, type ProtectedDirs } from "./mount-deny-list";
-import { openCodeConfigGuards } from "./opencode-config-guards";
 import { verifiedCommonDir } from "./worktree";
 import type { BindMount } from "../../runtime/driver";
 
@@ -23,8 +22,6 @@ export type PinnedMounts = {
   gitDir: string | null;
   /** The main repository's git common dir, for a verified linked worktree. */
   commonDir: PinnedDir | null;
-  /** Git metadata and OpenCode config: directories mounted onto themselves (so they cannot be renamed away) and read-only pieces. */
-  guards: GuardedPath[];
 };
 
 function real(path: string, what: string): string {
@@ -55,26 +52,6 @@ function findGitTop(start: string): { top: string; dotGit: "directory" | "file" 
 
 function pinDir(path: string): PinnedDir {
   return { path, ...identityOf(path, "directory") };
-}
-
-/**
- * The guards of a repository (or of a plain directory, with `gitDir` null): its git metadata, a worktree's
- * pointer file, and OpenCode's config from the top down to the session directory. Missing entries are
- * created (see git-metadata.ts, opencode-config-guards.ts); a path that is not what git or OpenCode keep
- * there is a refusal naming the top.
- */
-function guardsOf(top: string, directory: string, gitDir: string | null, commonDir: string | null): GuardedPath[] {
-  const dotGit = join(top, ".git");
-  return refusingUnsafe(top, () => {
-    const git: GuardedPath[] = !gitDir
-      ? []
-      : [
-          // A pointer file (worktree, or a git dir elsewhere in the repository) redirects host git: read-only.
-          ...(gitDir !== dotGit ? [{ path: dotGit, mode: "read-only" as const, kind: "file" as const }] : []),
-          ...gitMetadataGuards(gitDir, commonDir),
-        ];
-    return [...git, ...openCodeConfigGuards(top, directory, commonDir ?? gitDir)];
-  });
 }
 
 /** Runs `work`; a guest-writable path found not to be what it should be becomes a 400 naming `top`. */
@@ -111,36 +88,7 @@ export function pinSessionMounts(directory: string, protectedDirs: ProtectedDirs
     top: pinDir(topPath),
     gitDir,
     commonDir: commonPath ? pinDir(commonPath) : null,
-    guards: guardsOf(topPath, start, gitDir, commonPath),
   }));
-}
-
-/**
- * A directory pinned outside git that has since become a repository (the guest ran `git init` at the
- * top): its git metadata is guarded from the next VM on, so the guest cannot keep rewriting it. What the
- * guest wrote before that is its own (see docs/runtime-local.md, residual risks). Null when unchanged.
- */
-export function guardNewRepository(pins: PinnedMounts): PinnedMounts | null {
-  const dotGit = join(pins.top.path, ".git");
-  if (pins.gitDir || entryKind(dotGit) !== "directory") return null;
-  return { ...pins, gitDir: dotGit, guards: guardsOf(pins.top.path, pins.directory.path, dotGit, null) };
-}
-
-/**
- * A guarded entry the host user removed since (e.g. the `opencode.json` placeholder) is made again, so
- * the next VM can mount it read-only. Cheap when nothing is missing: one lstat per guard. Null if unchanged.
- */
-export function restoreMissingGuards(pins: PinnedMounts): PinnedMounts | null {
-  const missing = pins.guards.some((guard) => {
-    try {
-      lstatSync(guard.path);
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  if (!missing) return null;
-  return { ...pins, guards: guardsOf(pins.top.path, pins.directory.path, pins.gitDir, pins.commonDir?.path ?? null) };
 }
 
 /** Every later command: the pinned roots must still be the same inodes, reached without a symlink. */
@@ -161,7 +109,17 @@ export function verifyPinnedMounts(sessionId: string, pins: PinnedMounts): void 
   check(pins.directory, "its directory");
 }
 
-/** The VM's mounts, parents before children: pinned roots, git guards inside them, shared dirs. */
+/** The directories from `top` down to `directory` (relative to `top`; empty for the top itself). */
+function chainBelow(top: string, directory: string): string[] {
+  const parts = relative(top, directory).split(sep).filter(Boolean);
+  return parts.map((_, index) => parts.slice(0, index + 1).join("/"));
+}
+
+/**
+ * The VM's mounts, parents before children: the pinned roots through repository views, then shared dirs.
+ * The session's directory and every directory down to it are kept (the guest cannot rename them away);
+ * a git dir inside the top under another name (a `.git` pointer file leading inside) is guarded as one.
+ */
 export function mountsOf(pins: PinnedMounts, sharedDirs: string[]): { mounts: BindMount[]; roots: string[] } {
   const shared = sharedDirs.flatMap((dir) => {
     try {
@@ -171,14 +129,14 @@ export function mountsOf(pins: PinnedMounts, sharedDirs: string[]): { mounts: Bi
     }
   });
   const roots = [pins.top.path, ...(pins.commonDir ? [pins.commonDir.path] : []), ...shared];
+  const gitDirInside = pins.gitDir && !pins.commonDir && pins.gitDir !== join(pins.top.path, ".git") && pins.gitDir.startsWith(`${pins.top.path}${sep}`);
   const mounts: BindMount[] = [
-    { hostPath: pins.top.path, pin: { dev: pins.top.dev, ino: pins.top.ino } },
-    ...(pins.commonDir ? [{ hostPath: pins.commonDir.path, pin: { dev: pins.commonDir.dev, ino: pins.commonDir.ino } }] : []),
-    ...pins.guards.map((guard): BindMount => ({
-      hostPath: guard.path,
-      ...(guard.mode === "read-only" ? { readOnly: true } : {}),
-      ...(guard.kind === "file" ? { kind: "file" as const } : {}),
-    })),
+    {
+      hostPath: pins.top.path,
+      pin: { dev: pins.top.dev, ino: pins.top.ino },
+      guard: { keep: chainBelow(pins.top.path, pins.directory.path), ...(gitDirInside ? { gitDirs: [relative(pins.top.path, pins.gitDir!)] } : {}) },
+    },
+    ...(pins.commonDir ? [{ hostPath: pins.commonDir.path, pin: { dev: pins.commonDir.dev, ino: pins.commonDir.ino }, guard: { gitDirRoot: true } }] : []),
     ...shared.map((hostPath) => ({ hostPath })),
   ];
   return { mounts, roots };

@@ -87,7 +87,7 @@ export class Runsc implements OciRuntime {
     if (vm.spec.mounts.length > 0) {
       const gofer = this.goferPid(vm.cgroupPath, pid);
       if (gofer === undefined) return [`the gofer of VM ${vm.name} was not found in its cgroup`];
-      const problems = mountProblems(gofer, vm.spec.mounts);
+      const problems = mountProblems(gofer, vm.spec.mounts, vm.sources);
       if (problems.length > 0) return problems;
     }
     if (vm.spec.egressSocket) await this.waitForGuestListener(runscId(vm.id), GUEST_PROXY_PORT);

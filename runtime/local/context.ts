@@ -20,4 +20,6 @@ export type DriverContext = {
    * command with its runtime's exec (gVisor), the agent is switched off, or it could not be built.
    */
   execAgent?: string;
+  /** Where the repository view daemon (runtime/repo-fs) is built; default the exec agent's directory. */
+  repoFsDir?: string;
 };

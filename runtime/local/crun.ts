@@ -29,7 +29,7 @@ export class Crun implements OciRuntime {
 
   /** The container's PID 1 sees the guest's mounts; the guest's loopback is its network namespace's. */
   async checkStarted(vm: RuntimeVm, pid: number): Promise<string[]> {
-    const problems = mountProblems(pid, vm.spec.mounts);
+    const problems = mountProblems(pid, vm.spec.mounts, vm.sources);
     // The egress forwarder starts beside PID 1; a command run right after boot must find it listening.
     if (problems.length === 0 && vm.spec.egressSocket) await waitForGuestListener(pid, GUEST_PROXY_PORT);
     return problems;

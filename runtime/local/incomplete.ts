@@ -8,6 +8,7 @@ import type { DriverContext } from "./context";
 import { detachLoops, mountedLoopDevices } from "./disk-image";
 import { removeVm } from "./lifecycle";
 import type { UidRegistry } from "./uid-registry";
+import { stopLeftoverRepoViews } from "../repo-fs/repo-views";
 
 function entries(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir) : [];
@@ -28,6 +29,7 @@ export async function cleanUpIncomplete(ctx: DriverContext): Promise<string[]> {
     removed.push(`volume ${name}`);
   }
   removed.push(...(await ctx.runtime.cleanUpLeftovers(entries(ctx.paths.vmsDir))));
+  removed.push(...(await stopLeftoverRepoViews(ctx.paths.stateDir, entries(ctx.paths.vmsDir))));
   removed.push(...(await releaseStrayDisks(ctx)));
   const registry = ctx.volumes.uidRegistry();
   for (const { firstUid, volume } of registry.ownClaims()) {

@@ -11,9 +11,19 @@ import { trustMounts } from "./trust-mounts";
 import { validateSpec } from "./validate-spec";
 import { handEgressSocketToVm } from "./egress-socket";
 import { processStartTime, type VmRecord } from "./vm-store";
+import { ensureRepoFs } from "../repo-fs/repo-fs-binary";
+import { mountSources, startRepoViews, stopRepoViews } from "../repo-fs/repo-views";
 
 function runtimeVm(ctx: DriverContext, name: string, record: VmRecord): RuntimeVm {
-  return { name, id: ctx.paths.containerId(name), spec: record.spec, hostUidBase: record.hostUidBase, cgroupPath: record.cgroupPath, bundleDir: ctx.paths.bundleDir(name) };
+  const sources = mountSources(ctx.paths.stateDir, name, record.spec.mounts);
+  return { name, id: ctx.paths.containerId(name), spec: record.spec, hostUidBase: record.hostUidBase, cgroupPath: record.cgroupPath, bundleDir: ctx.paths.bundleDir(name), sources };
+}
+
+/** The repository view daemon; a VM with a repository never starts without it (nothing falls back to a plain bind). */
+function requireRepoFs(ctx: DriverContext): string {
+  const build = ensureRepoFs(ctx.repoFsDir);
+  if (!build.path) throw new RuntimeError("FAILED", `the repository view is not available, so no VM can mount a repository: ${build.problem}`);
+  return build.path;
 }
 
 function failed(action: string, name: string, error: unknown): RuntimeError {
@@ -43,6 +53,7 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
     const plan = planGuestRoot(spec.image, spec.mounts.map((m) => m.hostPath));
     materializeGuestRoot(plan, ctx.paths.guestRoot(spec.name), hostUidBase);
     const cgroupPath = ctx.paths.cgroupPath(spec.name);
+    const sources = mountSources(ctx.paths.stateDir, spec.name, spec.mounts);
     const config = ctx.runtime.adaptConfig(buildOciConfig({
       spec,
       guestRoot: ctx.paths.guestRoot(spec.name),
@@ -54,7 +65,8 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
       imageMounts: imageMounts(plan, spec.image),
       trustMounts: trustMounts(spec, plan),
       execAgent: ctx.execAgent,
-    }), { name: spec.name, id: ctx.paths.containerId(spec.name), spec, hostUidBase, cgroupPath, bundleDir: ctx.paths.bundleDir(spec.name) });
+      sources,
+    }), { name: spec.name, id: ctx.paths.containerId(spec.name), spec, hostUidBase, cgroupPath, bundleDir: ctx.paths.bundleDir(spec.name), sources });
     mkdirSync(ctx.paths.bundleDir(spec.name), { mode: 0o711 });
     writeFileSync(join(ctx.paths.bundleDir(spec.name), "config.json"), JSON.stringify(config, null, 1), { mode: 0o600 });
     const createdAt = Date.now();
@@ -98,6 +110,7 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     rmSync(pidFile, { force: true });
     await volumeMounted;
     if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
+    if (record.spec.mounts.some((mount) => mount.guard)) await startRepoViews(ctx.paths.stateDir, name, record.spec.mounts, record.hostUidBase, requireRepoFs(ctx));
     const vm = runtimeVm(ctx, name, record);
     await ctx.runtime.prepareStart(vm);
     // A VM made with the agent gets its listener at every boot (without one, its agent stays idle).
@@ -129,6 +142,7 @@ async function powerOff(ctx: DriverContext, name: string, cgroupPath: string): P
   for (const sub of listSubCgroups(layout, cgroupPath)) removeCgroup(layout, `${cgroupPath}/${sub}`);
   await ctx.runtime.delete(ctx.paths.containerId(name));
   await ctx.runtime.release({ name });
+  await stopRepoViews(ctx.paths.stateDir, name);
   // crun removes the VM's cgroups itself; this covers a delete of a container crun no longer knew.
   if (!vmCgroupGone(layout, cgroupPath) && !removeCgroup(layout, cgroupPath)) {
     throw new Error(`cgroup ${cgroupPath} of VM ${name} could not be removed`);

@@ -97,6 +97,8 @@ export type ConfigInput = {
   trustMounts?: OciMount[];
   /** The exec agent to run beside init (exec-agent.c): its binary; its listener arrives as fd 3. */
   execAgent?: string;
+  /** Where each guarded mount's repository view is mounted on the host (repo-fs/repo-views.ts); absent: none is guarded. */
+  sources?: Map<BindMount, string>;
 };
 
 /**
@@ -110,8 +112,11 @@ const NO_SUID_DEV = ["nosuid", "nodev", "rnosuid", "rnodev"];
  * A host path shown so that its owner (uid and gid) is the guest's root, and guest writes land as that
  * owner. `bind`, not `rbind`: whatever the host mounted below a repository stays out of the VM.
  */
-function sessionMount(mount: BindMount, hostUidBase: number): OciMount {
+function sessionMount(mount: BindMount, hostUidBase: number, source: string): OciMount {
   const options = ["bind", mount.readOnly ? "ro" : "rw", ...NO_SUID_DEV];
+  // A repository view reports the owner's files as the guest root's itself (FUSE has no id-mapped mounts
+  // with this libfuse), and the guest's writes land as the owner through its daemon.
+  if (mount.guard) return { destination: mount.hostPath, type: "bind", source, options };
   // crun 1.8.1 opens the target of an idmapped or recursive-flag (rnosuid) mount as a directory ("Not a
   // directory" for a file), so a file (read-only git metadata) is bound without either: the read-only
   // remount keeps nosuid,nodev, and the guest sees the file owned by nobody.
@@ -163,7 +168,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     // The agent's program; its socket is not in the VM at all (crun passes the listener as fd 3).
     ...(input.execAgent ? [{ destination: GUEST_EXEC_AGENT, type: "bind", source: input.execAgent, options: ["bind", "ro", "nosuid", "nodev"] }] : []),
     // Sorted so a parent directory is mounted before a mount nested inside it.
-    ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m, hostUidBase)),
+    ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m, hostUidBase, input.sources?.get(m) ?? m.hostPath)),
     ...(input.trustMounts ?? []),
   ];
   const mapping = [{ containerID: 0, hostID: hostUidBase, size: UIDS_PER_VM }];

@@ -1,11 +1,20 @@
 // The OCI runtime the embedded driver runs its bundles under: crun (the `local` tier, crun.ts) or runsc
 // (the `gvisor` tier, runtime/gvisor/runsc.ts). Everything else — bundle, guest root, volumes, cgroups,
 // VM records, recovery — is the same code for both; only what is below differs.
-import type { VmSpec } from "../driver";
+import type { BindMount, VmSpec } from "../driver";
 import type { OciConfig } from "./oci-config";
 
 /** The VM a runtime step is about: its name and container id, spec, uid block, cgroup and bundle. */
-export type RuntimeVm = { name: string; id: string; spec: VmSpec; hostUidBase: number; cgroupPath: string; bundleDir: string };
+export type RuntimeVm = {
+  name: string;
+  id: string;
+  spec: VmSpec;
+  hostUidBase: number;
+  cgroupPath: string;
+  bundleDir: string;
+  /** Each session mount's host source: its repository view when guarded (repo-fs/repo-views.ts). */
+  sources: Map<BindMount, string>;
+};
 
 /** A config.json as a runtime runs it: the driver's, where a runtime may drop what it does not apply (runsc: seccomp, hooks). */
 export type RuntimeConfig = Omit<OciConfig, "hooks" | "linux"> & {

@@ -46,13 +46,14 @@ function hostSource(hostEntries: MountEntry[], hostPath: string): { device: stri
  * Every problem found with the VM's session mounts (empty when all hold): wrong source, missing
  * nosuid/nodev, read-write where read-only was asked, or a pinned directory that is another inode.
  */
-export function mountProblems(vmPid: number, mounts: BindMount[], hostMountinfo = readFileSync("/proc/self/mountinfo", "utf8")): string[] {
+export function mountProblems(vmPid: number, mounts: BindMount[], sources: Map<BindMount, string>, hostMountinfo = readFileSync("/proc/self/mountinfo", "utf8")): string[] {
   const vmEntries = parseMountinfo(readFileSync(`/proc/${vmPid}/mountinfo`, "utf8"));
   const hostEntries = parseMountinfo(hostMountinfo);
   const problems: string[] = [];
   for (const mount of mounts) {
     const mounted = vmEntries.findLast((entry) => entry.mountPoint === mount.hostPath);
-    const expected = hostSource(hostEntries, mount.hostPath);
+    // A guarded repository comes from its view (repo-fs), whose daemon checked the pinned inode itself.
+    const expected = hostSource(hostEntries, sources.get(mount) ?? mount.hostPath);
     if (!mounted || !expected) {
       problems.push(`${mount.hostPath} is not mounted in the VM`);
       continue;
@@ -64,7 +65,8 @@ export function mountProblems(vmPid: number, mounts: BindMount[], hostMountinfo 
     if (missing.length > 0) problems.push(`${mount.hostPath} is mounted without ${missing.join(", ")}`);
     if (mount.pin) {
       const seen = statSync(`/proc/${vmPid}/root${mount.hostPath}`);
-      if (seen.dev !== mount.pin.dev || seen.ino !== mount.pin.ino) problems.push(`${mount.hostPath} in the VM is not the directory pinned at the session's first command`);
+      // Through a view the device is the view's; the inode is the directory's own (the view passes it through).
+      if ((!mount.guard && seen.dev !== mount.pin.dev) || seen.ino !== mount.pin.ino) problems.push(`${mount.hostPath} in the VM is not the directory pinned at the session's first command`);
     }
   }
   return problems;

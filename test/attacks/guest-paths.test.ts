@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { MountsChangedError, UnsafeMountError } from "../../sdk/index";
 import { makeActorFixture, type ActorFixture } from "../actors/fixture";
 import { deniedBy } from "../../app/services/mount-deny-list";
-import { pinSessionMounts, restoreMissingGuards } from "../../app/services/mounts";
+import { mountsOf, pinSessionMounts } from "../../app/services/mounts";
 import { snapshotDatabase } from "../helpers";
 import { whileResponsive } from "./responsive";
 
@@ -126,7 +126,7 @@ describe("guest paths", () => {
     writeFileSync(join(repo, "host.txt"), "host\n");
     expect(commitAll(repo, "host commit").exitCode).toBe(0);
     expect(existsSync(marker)).toBe(false);
-    expect(readFileSync(join(repo, ".git", "commondir"), "utf8")).toBe(".\n");
+    expect(existsSync(join(repo, ".git", "commondir"))).toBe(false);
   });
 
   test("guest in a linked worktree rewrites its .git pointer or the main repository's config → refused; git still works", async () => {
@@ -154,10 +154,12 @@ describe("guest paths", () => {
     await f.client.sessions.register({ id: "ses_flags", directory: repo });
     const mountinfo = (await run("ses_flags", "cat /proc/self/mountinfo", repo)).stdout.split("\n");
     const lineFor = (path: string) => mountinfo.findLast((line) => line.split(" ")[4] === path) ?? "";
-    for (const path of [repo, join(repo, ".git"), join(repo, ".git", "config"), "/home/agent"]) {
+    for (const path of [repo, "/home/agent"]) {
       expect(lineFor(path).split(" ")[5]!.split(",")).toEqual(expect.arrayContaining(["nosuid", "nodev"]));
     }
-    expect(lineFor(join(repo, ".git", "hooks")).split(" ")[5]).toStartWith("ro,");
+    // The repository comes through its view (one mount, no nested guard mounts a host rename could detach).
+    expect(lineFor(repo)).toContain(" - fuse.repo-fs session-sandbox-repo ");
+    expect(mountinfo.filter((line) => (line.split(" ")[4] ?? "").startsWith(`${repo}/`))).toEqual([]);
   });
 
   test("a mount that is not the pinned directory when the VM starts (a swap between check and mount) → the VM is stopped before any command", async () => {
@@ -180,13 +182,14 @@ describe("guest paths", () => {
     expect(await f.driver.inspect("ss-attack-race")).toBeUndefined();
   });
 
-  test("guest runs git init in a project outside git, then writes a hook → from its next command git metadata is read-only", async () => {
+  test("guest runs git init in a project outside git → refused (a .git the guest made would be host git's config); the project still works", async () => {
     const project = f.makeRepo("plain");
     rmSync(join(project, ".git"), { recursive: true, force: true });
     await f.client.sessions.register({ id: "ses_git_init", directory: project });
-    expect((await run("ses_git_init", "git init -q . && echo '#!/bin/sh' > .git/hooks/pre-commit && echo first=ok", project)).stdout).toBe("first=ok\n");
-    const next = await whileResponsive(f, () => run("ses_git_init", "echo '#!/bin/sh' > .git/hooks/post-commit; echo hook=$?; git config core.fsmonitor x; echo config=$?", project));
-    expect(next.stdout).toMatch(/hook=[1-9][\s\S]*config=[1-9]/);
+    const attempt = await whileResponsive(f, () => run("ses_git_init", "git init -q . 2>/dev/null; echo init=$?; mkdir -p sub/.git 2>/dev/null; echo nested=$?; echo ok > file.txt && cat file.txt", project));
+    expect(attempt.stdout).toMatch(/init=[1-9]\nnested=[1-9]\nok\n$/);
+    expect(existsSync(join(project, ".git"))).toBe(false);
+    expect(existsSync(join(project, "sub", ".git"))).toBe(false);
   });
 
   test("guest writes OpenCode project config (an MCP server in opencode.json, a .opencode plugin) → refused in the VM, in the top and down to the session directory", async () => {
@@ -211,16 +214,16 @@ describe("guest paths", () => {
       ),
     );
     for (const step of ["sub_json", "sub_jsonc", "sub_plugin", "top_json", "top_dir", "rename"]) expect(attack.stdout).toMatch(new RegExp(`${step}=[1-9]`));
-    expect(readFileSync(join(repo, "opencode.json"), "utf8")).toBe("{}\n");
-    expect(readFileSync(join(sub, "opencode.jsonc"), "utf8")).toBe("{}\n");
-    // The placeholders stay out of git status (the host's own .git/info/exclude lists them).
+    // Refused by name, not by a placeholder: nothing was written into the repository.
+    for (const name of ["opencode.json", "opencode.jsonc", ".opencode"]) {
+      expect(existsSync(join(repo, name))).toBe(false);
+      expect(existsSync(join(sub, name))).toBe(false);
+    }
     expect(git(repo, "status", "--porcelain").stdout.toString()).toBe("");
-    // The host user removes a placeholder: the next VM gets it back and still boots.
-    rmSync(join(repo, "opencode.json"));
-    await f.client.sandbox.set("ses_oc_config", { sandboxed: false });
-    await f.client.sandbox.set("ses_oc_config", { sandboxed: true });
-    expect((await run("ses_oc_config", `echo x > ${repo}/opencode.json; echo top_json=$?`, sub)).stdout).toMatch(/top_json=[1-9]/);
-    expect(readFileSync(join(repo, "opencode.json"), "utf8")).toBe("{}\n");
+    // Another package of the monorepo, which the session's directory does not lead through, too.
+    const other = await run("ses_oc_config", `mkdir -p ${repo}/packages/b && echo '${mcp}' > ${repo}/packages/b/opencode.json; echo other=$?`, sub);
+    expect(other.stdout).toMatch(/other=[1-9]/);
+    expect(existsSync(join(repo, "packages", "b", "opencode.json"))).toBe(false);
   });
 
   test("guest replaces .git by a FIFO → refused in the VM; a FIFO .git at first resolution is refused at once, the manager stays responsive", async () => {
@@ -269,18 +272,17 @@ describe("guest paths", () => {
     expect(snapshotDatabase(f.db)).toBe(before);
   });
 
-  test("a repository whose .git points at a git dir inside it → that git dir guarded; a removed placeholder is made again", () => {
+  test("a repository whose .git points at a git dir inside it → that git dir is guarded as a git dir by the repository view; nothing is written to the repository", () => {
     const repo = f.makeRepo("inner-gitdir");
     Bun.spawnSync(["mv", join(repo, ".git"), join(repo, ".realgit")]);
     writeFileSync(join(repo, ".git"), "gitdir: .realgit\n");
     const own = { dataDir: f.dataDir, runtimeDir: f.stateDir };
     const pins = pinSessionMounts(repo, own);
     expect(pins.gitDir).toBe(join(repo, ".realgit"));
-    const readOnly = pins.guards.filter((guard) => guard.mode === "read-only").map((guard) => guard.path);
-    expect(readOnly).toEqual(expect.arrayContaining([join(repo, ".git"), join(repo, ".realgit", "config"), join(repo, ".realgit", "hooks")]));
-    rmSync(join(repo, "opencode.json"));
-    expect(restoreMissingGuards(pins)?.guards).toEqual(pins.guards);
-    expect(readFileSync(join(repo, "opencode.json"), "utf8")).toBe("{}\n");
+    const [top] = mountsOf(pins, []).mounts;
+    expect(top).toMatchObject({ hostPath: repo, guard: { keep: [], gitDirs: [".realgit"] } });
+    // No placeholders any more: the view refuses OpenCode config by name, at any depth.
+    expect(existsSync(join(repo, "opencode.json"))).toBe(false);
   });
 
   test("a directory containing or inside the manager's own directories → denied by rule", () => {

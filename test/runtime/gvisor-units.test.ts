@@ -58,7 +58,7 @@ describe("gvisor config", () => {
     linux: { seccomp: {}, resources: { pids: { limit: 1024 } } },
   } as unknown as OciConfig;
   const spec = { mounts: [{ hostPath: "/work/repo" }, { hostPath: "/work/repo/.git/HEAD", kind: "file" as const, readOnly: true }] };
-  const vm = { name: "vm1", id: "vm1", spec: spec as never, hostUidBase: 65536, cgroupPath: "/x", bundleDir: "/b" };
+  const vm = { name: "vm1", id: "vm1", spec: spec as never, hostUidBase: 65536, cgroupPath: "/x", bundleDir: "/b", sources: new Map() };
   const binaries = { statxShim: "/state/gvisor/shim.so", seccompExec: "/state/gvisor/seccomp-exec", seccompFilter: "/state/gvisor/seccomp.bpf" };
   const out = gvisorConfig(config, vm, { stateDir: "/state", binaries });
 

@@ -14,7 +14,7 @@ export type LocalFixture = { driver: LocalDriver; image: string; stateDir: strin
 
 /** A fresh machine (CI) has neither crun (nor runsc) nor the rootfs: install and build them here (cached after). */
 export async function prepareLocalRuntime(): Promise<string> {
-  if (!Bun.which("crun") || !Bun.which("runsc") || !existsSync("/usr/bin/tini-static")) {
+  if (!Bun.which("crun") || !Bun.which("runsc") || !existsSync("/usr/bin/tini-static") || !existsSync("/usr/include/fuse3/fuse.h")) {
     const code = await Bun.spawn(["bash", INSTALL_DEPS_SCRIPT], { stdout: "inherit", stderr: "inherit" }).exited;
     if (code !== 0) throw new Error(`${INSTALL_DEPS_SCRIPT} failed with exit ${code}`);
   }
@@ -63,12 +63,21 @@ function releaseDisks(stateDir: string): void {
   }
 }
 
+/** Repository views (repo-fs FUSE mounts) still mounted under the state dir. */
+export function leftoverRepoViews(stateDir: string): string[] {
+  return readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[4] ?? "")
+    .filter((point) => point.startsWith(`${join(stateDir, "repo-views")}/`));
+}
+
 /** Asserts nothing of the fixture's VMs is left (cgroups, VM dirs, volumes, uid ranges, disk mounts and loop devices), then deletes it all. */
 export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
   const cgroups = leftoverCgroups(fixture);
   const listed = (dir: string) => (existsSync(join(fixture.stateDir, dir)) ? readdirSync(join(fixture.stateDir, dir)) : []);
   const disks = leftoverDisks(fixture.stateDir);
-  const leftovers = { cgroups, vms: listed("vms"), volumes: listed("volumes"), uidRanges: heldUidRanges(fixture.stateDir), disks };
+  const repoViews = leftoverRepoViews(fixture.stateDir);
+  const leftovers = { cgroups, vms: listed("vms"), volumes: listed("volumes"), uidRanges: heldUidRanges(fixture.stateDir), disks, repoViews };
   // Remove the (empty) parent cgroups this fixture created, whatever the assertion says.
   const layout = detectCgroupLayout();
   for (const dir of layout ? cgroupDirs(layout, `/${fixture.cgroupParent}`) : []) {
@@ -79,8 +88,10 @@ export function expectNoLeaksAndCleanUp(fixture: LocalFixture): void {
     }
   }
   releaseDisks(fixture.stateDir);
-  rmSync(fixture.stateDir, { recursive: true, force: true });
-  expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidRanges: [], disks: [] });
+  // Never remove the state dir recursively through a view: that would delete the repository behind it.
+  for (const point of repoViews) Bun.spawnSync(["umount", "-l", point]);
+  if (leftoverRepoViews(fixture.stateDir).length === 0) rmSync(fixture.stateDir, { recursive: true, force: true });
+  expect(leftovers).toEqual({ cgroups: [], vms: [], volumes: [], uidRanges: [], disks: [], repoViews: [] });
 }
 
 /** A driver whose probe finds something missing: ping says no, and create is refused as UNAVAILABLE naming `problem`. */

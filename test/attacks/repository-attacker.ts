@@ -1,0 +1,87 @@
+// A guest that lies in wait in a repository: a background process in the VM that retries its writes at
+// every moment (woken by inotify where the guest's view reports a change, and every 5 ms besides, since a
+// FUSE view reports no change the host makes), before, during and after whatever the host does.
+import type { RuntimeDriver } from "../../runtime/driver";
+
+/** One write the attacker keeps trying: appended (`a`) or replaced (`w`), its parents made first if asked. */
+export type AttackTarget = { path: string; content: string; mode?: "a" | "w"; parents?: boolean };
+
+const PROGRAM = String.raw`
+import ctypes, ctypes.util, json, os, select, sys, time
+targets = json.loads(sys.argv[1])
+libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+for t in targets:
+    d = os.path.dirname(t["path"]) or "."
+    while not os.path.isdir(d):
+        d = os.path.dirname(d)
+    libc.inotify_add_watch(fd, d.encode(), 0xfff)
+wrote = set()
+beats = 0
+deadline = time.time() + 600
+while time.time() < deadline and not os.path.exists("/tmp/attacker.stop"):
+    for t in targets:
+        try:
+            if t.get("parents"):
+                os.makedirs(os.path.dirname(t["path"]), exist_ok=True)
+            with open(t["path"], t.get("mode", "a")) as f:
+                f.write(t["content"])
+                f.flush()
+                # Only a write that landed in the file the name leads to counts (not one into a file the
+                # host has just replaced or removed, which no name reaches any more).
+                landed = os.fstat(f.fileno()).st_nlink > 0 and os.stat(t["path"]).st_ino == os.fstat(f.fileno()).st_ino
+            if landed and t["path"] not in wrote:
+                wrote.add(t["path"])
+                with open("/tmp/attacker.log", "a") as log:
+                    log.write("wrote " + t["path"] + "\n")
+        except OSError:
+            pass
+    beats += 1
+    with open("/tmp/attacker.beat.tmp", "w") as b:
+        b.write(str(beats))
+    os.rename("/tmp/attacker.beat.tmp", "/tmp/attacker.beat")
+    select.select([fd], [], [], 0.005)
+    try:
+        os.read(fd, 65536)
+    except OSError:
+        pass
+open("/tmp/attacker.done", "w").write("done")
+`;
+
+async function guestText(driver: RuntimeDriver, vm: string, script: string, cwd: string): Promise<string> {
+  let out = "";
+  const decoder = new TextDecoder();
+  await driver.exec(vm, { argv: ["bash", "-c", script], cwd, timeoutMs: 60_000 }, { stdout: (chunk) => (out += decoder.decode(chunk)), stderr: () => {} });
+  return out;
+}
+
+export type Attacker = {
+  /** Waits until the attacker has gone round `rounds` more times (so it acted after what the host just did). */
+  rounds(rounds: number): Promise<void>;
+  /** Stops it; the paths it managed to write. */
+  stop(): Promise<string[]>;
+};
+
+export async function startAttacker(driver: RuntimeDriver, vm: string, cwd: string, targets: AttackTarget[]): Promise<Attacker> {
+  const program = Buffer.from(PROGRAM).toString("base64");
+  const json = JSON.stringify(targets).replaceAll("'", "'\\''");
+  await guestText(driver, vm, `rm -f /tmp/attacker.*; echo ${program} | base64 -d > /tmp/attacker.py && (setsid python3 /tmp/attacker.py '${json}' >/dev/null 2>&1 &)`, cwd);
+  const beat = async () => Number((await guestText(driver, vm, "cat /tmp/attacker.beat 2>/dev/null || echo 0", cwd)).trim() || "0");
+  const attacker: Attacker = {
+    async rounds(rounds) {
+      const start = await beat();
+      const deadline = Date.now() + 60_000;
+      while ((await beat()) < start + rounds) {
+        if (Date.now() > deadline) throw new Error(`the attacker did not go round ${rounds} times within 60 s`);
+        await Bun.sleep(20);
+      }
+    },
+    async stop() {
+      await guestText(driver, vm, "touch /tmp/attacker.stop; for i in $(seq 1 500); do [ -e /tmp/attacker.done ] && break; sleep 0.02; done", cwd);
+      const log = await guestText(driver, vm, "cat /tmp/attacker.log 2>/dev/null", cwd);
+      return log.split("\n").filter(Boolean).map((line) => line.replace(/^wrote /, ""));
+    },
+  };
+  await attacker.rounds(2);
+  return attacker;
+}

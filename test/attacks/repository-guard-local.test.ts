@@ -1,0 +1,5 @@
+// Issue 22's attacks on the shared repository, on the container tier (crun).
+import { expectNoLeaksAndCleanUp, makeLocalFixture } from "../runtime/local-target";
+import { repositoryGuardSuite } from "./repository-guard-suite";
+
+repositoryGuardSuite("container", () => makeLocalFixture(), expectNoLeaksAndCleanUp);
