@@ -1,5 +1,5 @@
 // Builds the `msb create` argument vector for a VmSpec. Pure: the same spec always gives the same argv.
-import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
+import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type BindMount, type VmSpec } from "../driver";
 import { GUEST_HOME } from "../guest-layout";
 import { buildNetworkArgs } from "./network-rules";
 import { buildSecretArgs } from "./secret-args";
@@ -15,7 +15,7 @@ export const DISK_MIB_LABEL = "session-sandbox.disk-mib";
 // Mount targets the driver owns; a bind mount there would shadow the tmpfs, the volume, the root or the trust files.
 const RESERVED_GUEST_PATHS = new Set<string>(["/", TMP_GUEST_PATH, GUEST_HOME, GUEST_TRUST_DIR, GUEST_SYSTEM_CA_BUNDLE]);
 
-function mountArgs(spec: VmSpec): string[] {
+function mountArgs(spec: VmSpec, sources: Map<BindMount, string>): string[] {
   const seen = new Set<string>();
   const args: string[] = [];
   for (const mount of spec.mounts) {
@@ -23,8 +23,10 @@ function mountArgs(spec: VmSpec): string[] {
     if (RESERVED_GUEST_PATHS.has(path)) throw new InvalidSpecError(`mount path "${path}" is reserved for the driver`);
     if (seen.has(path)) throw new InvalidSpecError(`mount path "${path}" is listed twice`);
     seen.add(path);
-    // Identical path inside the guest: tools see the same absolute paths as on the host.
-    args.push(`--mount-${mount.kind === "file" ? "file" : "dir"}=${path}:${path}${mount.readOnly ? ":ro" : ""}`);
+    // Identical path inside the guest: tools see the same absolute paths as on the host. A guarded
+    // repository comes from its view (runtime/repo-fs), which applies the repository rules.
+    const source = checkMountPath(sources.get(mount) ?? path, "mount source");
+    args.push(`--mount-${mount.kind === "file" ? "file" : "dir"}=${source}:${path}${mount.readOnly ? ":ro" : ""}`);
   }
   return args;
 }
@@ -54,7 +56,7 @@ function labelArgs(labels: Record<string, string>): string[] {
  * --mount-named=VOLUME:/home/agent [--label=K=V]… NETWORK [--secret=ENV@HOST,HOST]… --quiet [--replace]`.
  * Every value uses the `--flag=value` form so no value can be taken for a flag.
  */
-export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {}): string[] {
+export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean; sources?: Map<BindMount, string> } = {}): string[] {
   const args = [
     "create",
     checkImage(spec.image),
@@ -62,7 +64,7 @@ export function buildCreateArgs(spec: VmSpec, options: { replace?: boolean } = {
     `--cpus=${checkPositiveInteger(spec.cpus, "cpus")}`,
     // A bare number is MiB to msb too; the suffix makes the unit explicit in logs.
     `--memory=${checkPositiveInteger(spec.memoryMib, "memoryMib")}M`,
-    ...mountArgs(spec),
+    ...mountArgs(spec, options.sources ?? new Map()),
     ...trustArgs(spec),
     `--tmpfs=${TMP_GUEST_PATH}:${checkPositiveInteger(spec.tmpSizeMib, "tmpSizeMib")}M`,
     // --mount-named creates the volume when missing; an existing one (and its data) is reused as is.

@@ -1,5 +1,5 @@
 // The microsandbox (msb) runtime driver: one microVM per VmSpec, driven through the msb CLI.
-import type { Attestation, Capability, CreateOptions, EnsureResult, ExecRequest, ExecResult, ExecSink, RemoveOptions, RuntimeDriver, VmInfo, VmSpec } from "../driver";
+import type { Attestation, BindMount, Capability, CreateOptions, EnsureResult, ExecRequest, ExecResult, ExecSink, RemoveOptions, RuntimeDriver, VmInfo, VmSpec } from "../driver";
 import { ensureVm } from "../ensure";
 import { RuntimeError } from "../driver";
 import { attest } from "./attest";
@@ -21,6 +21,9 @@ import { type MsbBinary, resolveMsbBinary } from "./msb-binary";
 import { buildMsbEnv, MsbCli, type MsbOutput, type MsbTraceEvent } from "./msb-cli";
 import { type MsbVmInfo, parseInspect, parseList } from "./parse-inspect";
 import { assessCapability, gatherProbeFacts } from "./probe";
+import { ensureRepoFs } from "../repo-fs/repo-fs-binary";
+import { mountSources, repoViewMounts, repoViewsAlive, repoViewsDir, startRepoViews, stopRepoViews } from "../repo-fs/repo-views";
+import { existsSync } from "node:fs";
 
 export type MsbDriverOptions = {
   /** The msb binary; beats MSB_PATH and the pinned npm package. */
@@ -36,7 +39,15 @@ export type MsbDriverOptions = {
   execTimings?: ExecTimings;
   /** Called after every msb command, for logs and tests. */
   trace?: (event: MsbTraceEvent) => void;
+  /** Where the VMs' repository views (runtime/repo-fs) are mounted: `<dir>/repo-views/<vm>/<n>`. */
+  viewsDir?: string;
 };
+
+/** The views live from create to remove: msb boots a stopped sandbox for an exec on its own. */
+const DEFAULT_VIEWS_DIR = "/var/lib/session-sandbox/msb";
+
+/** The id the guest's root has on the host through virtiofs: msb passes ids through, so root's own. */
+const MSB_GUEST_ROOT_ID = 0;
 
 export class MsbDriver implements RuntimeDriver {
   readonly name = "msb" as const;
@@ -45,6 +56,7 @@ export class MsbDriver implements RuntimeDriver {
   readonly #commandTimeoutMs: number;
   readonly #bootTimeoutMs: number;
   readonly #execTimings: ExecTimings;
+  readonly #viewsDir: string;
 
   constructor(options: MsbDriverOptions = {}) {
     const hostEnv = options.hostEnv ?? process.env;
@@ -53,6 +65,24 @@ export class MsbDriver implements RuntimeDriver {
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 60_000;
     this.#bootTimeoutMs = options.bootTimeoutMs ?? 240_000;
     this.#execTimings = options.execTimings ?? DEFAULT_EXEC_TIMINGS;
+    this.#viewsDir = options.viewsDir ?? DEFAULT_VIEWS_DIR;
+  }
+
+  /** Starts the spec's repository views (never a plain bind of a guarded repository); their mount sources. */
+  async #startViews(spec: Pick<VmSpec, "name" | "mounts">): Promise<Map<BindMount, string>> {
+    if (spec.mounts.some((mount) => mount.guard)) {
+      const build = ensureRepoFs();
+      if (!build.path) throw new RuntimeError("FAILED", `the repository view is not available, so no VM can mount a repository: ${build.problem}`);
+      await startRepoViews(this.#viewsDir, spec.name, spec.mounts, MSB_GUEST_ROOT_ID, build.path);
+    }
+    return mountSources(this.#viewsDir, spec.name, spec.mounts);
+  }
+
+  /** A create that would replace nothing leaves the views of a VM of that name alone (msb refuses it). */
+  async #createWithViews(spec: VmSpec, replace: boolean): Promise<MsbOutput> {
+    const existing = !replace && existsSync(repoViewsDir(this.#viewsDir, spec.name));
+    const sources = existing ? mountSources(this.#viewsDir, spec.name, spec.mounts) : await this.#startViews(spec);
+    return this.#run(buildCreateArgs(spec, { replace, sources }), this.#bootTimeoutMs);
   }
 
   get #msb(): MsbCli {
@@ -77,13 +107,13 @@ export class MsbDriver implements RuntimeDriver {
   /** `replace` recreates a VM of the same name (msb `--replace`); the named data volume and its files are kept. */
   async create(spec: VmSpec, options: CreateOptions = {}): Promise<VmInfo> {
     this.#msb.rememberSecrets(spec);
-    if (options.replace) return this.#afterCreate(spec, await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs));
-    let out = await this.#run(buildCreateArgs(spec), this.#bootTimeoutMs);
+    if (options.replace) return this.#afterCreate(spec, await this.#createWithViews(spec, true));
+    let out = await this.#createWithViews(spec, false);
     if (isAlreadyExists(out)) {
       if ((await this.#listNames()).has(spec.name)) throw commandFailure(out);
       // A failed create can leave the name registered while list/inspect do not show it (msb #1550,
       // reproduced with 0.6.18): replace that ghost, once.
-      out = await this.#run(buildCreateArgs(spec, { replace: true }), this.#bootTimeoutMs);
+      out = await this.#createWithViews(spec, true);
     }
     return this.#afterCreate(spec, out);
   }
@@ -93,7 +123,12 @@ export class MsbDriver implements RuntimeDriver {
    * keeps it; `remove` then deletes both), or rolls everything back when msb created the volume.
    */
   async #afterCreate(spec: VmSpec, out: MsbOutput): Promise<VmInfo> {
-    if (out.exitCode !== 0) throw commandFailure(out);
+    if (out.exitCode !== 0) {
+      // A failed create leaves no view. A sandbox msb kept (Stopped, with its config) then cannot start
+      // without one: its mount source is gone, so it fails closed until it is created again.
+      await stopRepoViews(this.#viewsDir, spec.name);
+      throw commandFailure(out);
+    }
     const info = await this.inspect(spec.name);
     if (!info) throw new RuntimeError("FAILED", `msb create reported success but msb inspect does not find "${spec.name}"`);
     return info;
@@ -111,6 +146,11 @@ export class MsbDriver implements RuntimeDriver {
   }
 
   async start(name: string): Promise<void> {
+    // After a host reboot (or a daemon that died) the views are started again before the VM boots.
+    if (!repoViewsAlive(this.#viewsDir, name)) {
+      const mounts = repoViewMounts(this.#viewsDir, name);
+      await this.#startViews({ name, mounts });
+    }
     const out = await this.#run(buildStartArgs(name), this.#bootTimeoutMs);
     if (out.exitCode === 0 || isAlreadyRunning(out)) return;
     throw commandFailure(out);
@@ -141,6 +181,7 @@ export class MsbDriver implements RuntimeDriver {
     }
     const out = await this.#run(buildRemoveArgs(name));
     if (out.exitCode !== 0 && !isSandboxNotFound(out, name)) throw commandFailure(out);
+    await stopRepoViews(this.#viewsDir, name);
   }
 
   /**

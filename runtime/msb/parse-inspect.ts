@@ -8,6 +8,7 @@ import { DISK_MIB_LABEL, TMP_GUEST_PATH } from "./create-args";
 import { asArray, asBoolean, asNumber, asRecord, asString } from "./json-guards";
 import { readNetworkPolicy } from "./network-rules";
 import { readSecrets } from "./secret-args";
+import { isRepoViewPath } from "../repo-fs/repo-views";
 
 /** VmInfo plus what could not be read from msb's output. */
 export type MsbVmInfo = VmInfo & { anomalies: string[] };
@@ -67,8 +68,11 @@ function readMounts(value: unknown, anomalies: string[]): MountReading {
     if (type === "Bind" && host !== undefined && TRUST_GUEST_PATHS.has(guest)) {
       trust.set(guest, { host, readOnly });
     } else if (type === "Bind" && host !== undefined) {
-      if (host !== guest) anomalies.push(`mount ${host} appears at ${guest}, not at the identical path`);
-      reading.mounts.push(readOnly ? { hostPath: host, readOnly: true } : { hostPath: host });
+      // A repository view (runtime/repo-fs) serves the directory that appears at `guest`.
+      const viaView = isRepoViewPath(host);
+      if (host !== guest && !viaView) anomalies.push(`mount ${host} appears at ${guest}, not at the identical path`);
+      const hostPath = viaView ? guest : host;
+      reading.mounts.push(readOnly ? { hostPath, readOnly: true } : { hostPath });
     } else if (type === "Tmpfs" && guest === TMP_GUEST_PATH && !readOnly) {
       reading.tmpSizeMib = asNumber(mount.size_mib) ?? 0;
     } else if (type === "Named" && guest === GUEST_HOME && asString(mount.name) && !readOnly) {

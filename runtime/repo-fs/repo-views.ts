@@ -10,7 +10,7 @@ import { readMountinfo } from "../local/cgroup-layout";
 import { processStartTime } from "../local/vm-store";
 
 /** A started view: which daemon serves which mount point. */
-type ViewRecord = { pid: number; startTime: string; mountPoint: string; hostPath: string };
+type ViewRecord = { pid: number; startTime: string; mountPoint: string; mount: BindMount };
 
 const READY_TIMEOUT_MS = 10_000;
 const EXIT_GRACE_MS = 2_000;
@@ -22,6 +22,31 @@ export function repoViewsDir(stateDir: string, vmName: string): string {
 /** Where the view of the VM's `index`-th guarded mount is mounted on the host. */
 export function repoViewPath(stateDir: string, vmName: string, index: number): string {
   return join(repoViewsDir(stateDir, vmName), String(index));
+}
+
+/** Whether `path` is a view's mount point (a driver reads its own mount sources back, e.g. from msb inspect). */
+export function isRepoViewPath(path: string): boolean {
+  return /\/repo-views\/[A-Za-z0-9][A-Za-z0-9._-]*\/\d+$/.test(path);
+}
+
+/** Whether every view a VM has is still served (its daemon alive, its mount in place); true without views. */
+export function repoViewsAlive(stateDir: string, vmName: string): boolean {
+  const mounted = new Set(readMountinfo().map((entry) => entry.mountPoint));
+  return viewRecords(stateDir, vmName).every((record) => processStartTime(record.pid) === record.startTime && mounted.has(record.mountPoint));
+}
+
+/** The guarded mounts a VM's views were started for (to start them again after a reboot). */
+export function repoViewMounts(stateDir: string, vmName: string): BindMount[] {
+  return viewRecords(stateDir, vmName).map((record) => record.mount);
+}
+
+function viewRecords(stateDir: string, vmName: string): ViewRecord[] {
+  const dir = repoViewsDir(stateDir, vmName);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .sort((a, b) => parseInt(a, 10) - parseInt(b, 10))
+    .map((name) => JSON.parse(readFileSync(join(dir, name), "utf8")) as ViewRecord);
 }
 
 /** The host source of each mount: its view for a guarded one, the path itself otherwise. */
@@ -89,7 +114,7 @@ export async function startRepoViews(stateDir: string, vmName: string, mounts: B
         closeSync(errors);
       }
       const startTime = processStartTime(pid);
-      if (startTime) writeFileSync(`${mountPoint}.json`, JSON.stringify({ pid, startTime, mountPoint, hostPath: mount.hostPath } satisfies ViewRecord), { mode: 0o600 });
+      if (startTime) writeFileSync(`${mountPoint}.json`, JSON.stringify({ pid, startTime, mountPoint, mount } satisfies ViewRecord), { mode: 0o600 });
       await waitUntilMounted(mountPoint, pid, errorFile);
     }
   } catch (error) {
@@ -124,8 +149,7 @@ function detach(mountPoint: string): void {
 export async function stopRepoViews(stateDir: string, vmName: string): Promise<void> {
   const dir = repoViewsDir(stateDir, vmName);
   if (!existsSync(dir)) return;
-  for (const entry of readdirSync(dir).filter((name) => name.endsWith(".json"))) {
-    const record = JSON.parse(readFileSync(join(dir, entry), "utf8")) as ViewRecord;
+  for (const record of viewRecords(stateDir, vmName)) {
     // Unmounted first: the daemon then ends on its own, and no guest request waits on a dying daemon.
     detach(record.mountPoint);
     await stopDaemon(record);

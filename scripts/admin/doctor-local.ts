@@ -8,6 +8,7 @@ import { defaultRuntimeDir, loadConfig, resolveDataDir } from "../../app/config"
 import { probeKvm } from "../../runtime/kvm-probe";
 import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
 import { execAgentStatus } from "../../runtime/local/exec-agent-binary";
+import { repoFsStatus } from "../../runtime/repo-fs/repo-fs-binary";
 
 export type Check = { name: string; ok: boolean; required: boolean; detail: string; fix: string | null };
 type Env = Record<string, string | undefined>;
@@ -58,6 +59,12 @@ function execAgentCheck(env: Env): Check {
   if (env.SANDBOX_EXEC_AGENT === "off") return pass("exec agent", "switched off (SANDBOX_EXEC_AGENT=off): commands run with crun exec", false);
   const status = execAgentStatus();
   return status.ok ? pass("exec agent", status.detail, false) : fail("exec agent", status.detail, DEPS_FIX, false);
+}
+
+/** The repository view (runtime/repo-fs): every VM with a repository needs it; none boots without it. Not built here. */
+function repoViewCheck(required: boolean): Check {
+  const status = repoFsStatus();
+  return status.ok ? pass("repository view", status.detail, required) : fail("repository view", status.detail, DEPS_FIX, required);
 }
 
 /** runsc (gVisor) for the gvisor tier: on top of everything crun's tier needs, since it boots the same bundles. */
@@ -119,7 +126,7 @@ export function localChecks(env: Env): Check[] {
   const kvm = kvmCheck(runtime === "msb");
   const dataDir = resolveDataDir(env);
   const runtimeDir = env.SANDBOX_RUNTIME_DIR || defaultRuntimeDir(dataDir);
-  const checks = [configCheck(env), bunCheck(), crun, execAgentCheck(env), runsc, kvm];
+  const checks = [configCheck(env), bunCheck(), crun, execAgentCheck(env), repoViewCheck(true), runsc, kvm];
   if (runtime === "auto") {
     // auto's order is the manager's call (runtime/select.ts): msb, then local, then gvisor.
     const usable = kvm.ok ? "msb (if its binary works)" : crun.ok ? "local" : undefined;

@@ -46,6 +46,19 @@ describe("buildCreateArgs", () => {
     expect(info.spec.mounts).toEqual(spec.mounts);
   });
 
+  test("a guarded repository → mounted from its repository view at the identical guest path; inspect reads the guest path back, with no anomaly", () => {
+    const base = sampleSpec();
+    const repo = { hostPath: "/work/repo", guard: { keep: [] } };
+    const spec = { ...base, mounts: [repo] };
+    const view = "/var/lib/session-sandbox/msb/repo-views/ocm-session-0123456789ab/0";
+    expect(buildCreateArgs(spec, { sources: new Map([[repo, view]]) })).toContain(`--mount-dir=${view}:/work/repo`);
+    const json = JSON.parse(inspectJsonFor(spec));
+    json.config.mounts = json.config.mounts.map((m: { host?: string }) => (m.host === "/work/repo" ? { ...m, host: view } : m));
+    const info = parseInspect(json, spec.name);
+    expect(info.anomalies).toEqual([]);
+    expect(info.spec.mounts).toEqual([{ hostPath: "/work/repo" }]);
+  });
+
   test("replace option → --replace appended", () => {
     expect(buildCreateArgs(sampleSpec(), { replace: true }).at(-1)).toBe("--replace");
   });
