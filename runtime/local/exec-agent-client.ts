@@ -17,7 +17,8 @@ import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "
 import { killCgroupBy, moveIntoCgroup, processesIn } from "./cgroup-tree";
 import type { DriverContext } from "./context";
 import { CANCEL_GRACE_MS, superviseExec } from "./exec";
-import { procStatFields, type VmRecord } from "./vm-store";
+import type { VmRecord } from "./vm-store";
+import { procStatFields } from "../proc-stat";
 
 /** Where the agent program is in every guest (on the VM's /run tmpfs, like its init), and its listener's fd. */
 export const GUEST_EXEC_AGENT = "/run/vm-exec-agent";

@@ -10,9 +10,10 @@ import type { RuntimeVm } from "./oci-runtime";
 import { trustMounts } from "./trust-mounts";
 import { validateSpec } from "./validate-spec";
 import { handEgressSocketToVm } from "./egress-socket";
-import { processStartTime, type VmRecord } from "./vm-store";
+import type { VmRecord } from "./vm-store";
+import { processStartTime } from "../proc-stat";
 import { ensureRepoFs } from "../repo-fs/repo-fs-binary";
-import { mountSources, startRepoViews, stopRepoViews } from "../repo-fs/repo-views";
+import { mountSources, repoViewsAlive, startRepoViews, stopRepoViews } from "../repo-fs/repo-views";
 
 function runtimeVm(ctx: DriverContext, name: string, record: VmRecord): RuntimeVm {
   const sources = mountSources(ctx.paths.stateDir, name, record.spec.mounts);
@@ -96,7 +97,8 @@ function refillLater(ctx: DriverContext, diskMib: number): void {
 export async function startVm(ctx: DriverContext, name: string): Promise<void> {
   const record = ctx.store.read(name);
   if (!record) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
-  if (ctx.store.livePid(name)) return;
+  // Running with its repository views: nothing to do. A view that died stops the VM and boots it again.
+  if (ctx.store.livePid(name) && repoViewsAlive(ctx.paths.stateDir, name)) return;
   try {
     // Usually already mounted (a cheap check); after a host reboot it is not. Runs beside the clean-up.
     const volumeMounted = ctx.volumes.mount(record.spec.volume.name);

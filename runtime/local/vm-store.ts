@@ -2,6 +2,8 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { VmInfo, VmSpec } from "../driver";
 import type { StatePaths } from "./state-paths";
+import { repoViewsAlive } from "../repo-fs/repo-views";
+import { processStartTime } from "../proc-stat";
 
 export type VmRecord = {
   spec: VmSpec;
@@ -25,24 +27,6 @@ function readJson<T>(path: string): T | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The fields of /proc/PID/stat after the command name (field 3, the state, first), or undefined when the
- * process is gone. The command name may hold spaces and parentheses: the fields start after the last ')'.
- */
-export function procStatFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return undefined;
-  }
-}
-
-/** Field 22 of /proc/PID/stat: the start time in clock ticks since boot. */
-export function processStartTime(pid: number): string | undefined {
-  return procStatFields(pid)?.[19];
 }
 
 export class VmStore {
@@ -71,7 +55,9 @@ export class VmStore {
   info(name: string): VmInfo | undefined {
     const record = this.read(name);
     if (!record) return undefined;
-    return { name, status: this.livePid(name) ? "running" : "stopped", spec: record.spec, createdAt: record.createdAt };
+    // A VM whose repository view died has lost its repository: stopped, so the next command boots it again.
+    const running = this.livePid(name) !== undefined && repoViewsAlive(this.paths.stateDir, name);
+    return { name, status: running ? "running" : "stopped", spec: record.spec, createdAt: record.createdAt };
   }
 
   names(): string[] {

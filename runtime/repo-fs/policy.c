@@ -131,9 +131,9 @@ static const char *gitdir_rules(const struct repo_rules *rules, const struct par
 	if (from >= parts->count) return DENY_GITDIR; /* the git dir itself */
 	size_t last = parts->count - 1;
 	if (from == last) {
-		if (is_any(parts, from, STATE_DIRS) || is_any(parts, from, SEQUENCER_DIRS)) {
-			/* Git makes and removes these directories; it never renames them into place. */
-			return op == REPO_OP_SETATTR ? DENY_GITDIR : NULL;
+		if (is_any(parts, from, STATE_DIRS) || is_any(parts, from, SEQUENCER_DIRS) || (!in_worktree_entry && is(parts, from, "worktrees"))) {
+			/* Git makes and removes these directories (a runtime may set their owner or times as it does). */
+			return NULL;
 		}
 		for (const char *const *name = STATE_FILES; *name; name++)
 			if (is_unlocked(parts, from, *name)) return NULL;
@@ -156,9 +156,17 @@ static const char *gitdir_rules(const struct repo_rules *rules, const struct par
 		return NULL;
 	}
 	if (!in_worktree_entry && is(parts, from, "worktrees")) {
-		/* worktrees/<name>/...: a linked worktree's own git dir. Its entry and `commondir`, `gitdir`,
-		 * `config.worktree` are the host's (they redirect or configure host git); its state is not. */
-		if (from + 1 >= last) return DENY_GITDIR;
+		/* worktrees/<name>/...: a linked worktree's own git dir. A host worktree's entry and its `commondir`,
+		 * `gitdir` and `config.worktree` are the host's (they redirect or configure host git); its state is
+		 * not. An entry the guest made (`git worktree add` in the sandbox, whose `.git` pointer is kept under
+		 * the quarantine name) is read by no host git: all of it but `config.worktree` is the guest's. */
+		char entry[4096];
+		size_t used = 0;
+		for (size_t i = 0; i <= from + 1 && used < sizeof entry; i++)
+			used += (size_t)snprintf(entry + used, sizeof entry - used, "%s%.*s", i ? "/" : "", (int)parts->length[i], parts->name[i]);
+		int guest = used < sizeof entry && rules->is_guest_worktree && rules->is_guest_worktree(rules->context, entry);
+		if (from + 1 == last) return op == REPO_OP_CREATE || guest ? NULL : DENY_GITDIR;
+		if (guest) return is_unlocked(parts, last, "config.worktree") ? DENY_GITDIR : NULL;
 		return gitdir_rules(rules, parts, from + 2, op, 1);
 	}
 	if (!in_worktree_entry && is(parts, from, "modules")) return module_rules(rules, parts, from, op);
@@ -208,6 +216,15 @@ const char *repo_policy_check(const struct repo_rules *rules, const char *rel, e
 	}
 	if (parts.count == 0 && op != REPO_OP_WRITE) return op == REPO_OP_SETATTR ? NULL : DENY_KEEP;
 	return NULL;
+}
+
+int repo_policy_is_worktree_entry(const struct repo_rules *rules, const char *rel)
+{
+	struct parts parts;
+	split(rel, &parts);
+	if (parts.too_deep || parts.count < 2 || !is(&parts, parts.count - 2, "worktrees")) return 0;
+	if (rules->root_is_gitdir && parts.count == 2) return 1;
+	return parts.count >= 3 && is(&parts, parts.count - 3, ".git");
 }
 
 int repo_policy_is_todo(const struct repo_rules *rules, const char *rel)

@@ -31,6 +31,9 @@ struct repo_rules {
 	size_t host_named_count;
 	/* Set while host configuration could not be read: every change is refused until it can. */
 	const char *host_config_problem;
+	/* Whether `rel` (a git dir's `worktrees/<name>`) is an entry the guest made itself (`git worktree add`
+	 * in the sandbox): no host git reads its commondir or gitdir, so they are the guest's to write. */
+	int (*is_guest_worktree)(void *context, const char *rel);
 	/* Whether `rel` (a directory under a git dir's `modules/`) is an existing submodule git dir. */
 	int (*is_module_gitdir)(void *context, const char *rel);
 	void *context;
@@ -38,6 +41,9 @@ struct repo_rules {
 
 /* NULL when the guest may do `op` at `rel` ("" is the root, no leading slash); otherwise the reason. */
 const char *repo_policy_check(const struct repo_rules *rules, const char *rel, enum repo_op op);
+
+/* Whether `rel` is a linked worktree's entry, `<git dir>/worktrees/<name>`. */
+int repo_policy_is_worktree_entry(const struct repo_rules *rules, const char *rel);
 
 /* Whether `rel` is a rebase or sequencer todo list: writable only while it holds no `exec` line. */
 int repo_policy_is_todo(const struct repo_rules *rules, const char *rel);

@@ -204,6 +204,42 @@ static const char *current_rel(int fd, char buffer[PATH_MAX])
 	return buffer + g.root_path_length + 1;
 }
 
+/* Worktree entries the guest made, by inode (a name the host reuses later is the host's again). */
+#define MAX_GUEST_WORKTREES 256
+static struct {
+	dev_t dev;
+	ino_t ino;
+} guest_worktrees[MAX_GUEST_WORKTREES];
+static size_t guest_worktree_count;
+
+static int identity_of(const char *rel, struct stat *st)
+{
+	int fd = open_beneath(rel, O_PATH | O_DIRECTORY, 0);
+	if (fd < 0) return -1;
+	int result = fstat(fd, st);
+	close(fd);
+	return result;
+}
+
+static int guest_worktree(void *context, const char *rel)
+{
+	(void)context;
+	struct stat st;
+	if (guest_worktree_count == 0 || identity_of(rel, &st) != 0) return 0;
+	for (size_t i = 0; i < guest_worktree_count; i++)
+		if (guest_worktrees[i].dev == st.st_dev && guest_worktrees[i].ino == st.st_ino) return 1;
+	return 0;
+}
+
+static void remember_guest_worktree(const char *rel)
+{
+	struct stat st;
+	if (guest_worktree_count == MAX_GUEST_WORKTREES || identity_of(rel, &st) != 0) return;
+	guest_worktrees[guest_worktree_count].dev = st.st_dev;
+	guest_worktrees[guest_worktree_count].ino = st.st_ino;
+	guest_worktree_count++;
+}
+
 static void map_ids(struct stat *st)
 {
 	if (st->st_uid == g.owner_uid) st->st_uid = g.guest_uid;
@@ -346,6 +382,7 @@ static int op_mkdir(const char *path, mode_t mode)
 	if (dir < 0) return dir;
 	result = mkdirat(dir, name, mode & 01777) == 0 ? 0 : -errno;
 	close(dir);
+	if (!result && repo_policy_is_worktree_entry(&g.rules, rel)) remember_guest_worktree(rel);
 	return result;
 }
 
@@ -739,18 +776,27 @@ static const char *home_of(uid_t uid)
 	return pw && pw->pw_dir ? strdup(pw->pw_dir) : "/nonexistent";
 }
 
-/* Becomes the directory's owner, with no capabilities left, once the mount is made. */
+/*
+ * Becomes the directory's owner once the mount is made, keeping one capability: CAP_DAC_OVERRIDE. The
+ * kernel has already checked the guest's own permission (default_permissions) before a request reaches
+ * the daemon; the daemon needs the override where a runtime splits one guest call in two (gVisor's gofer
+ * creates a 0444 file, then opens it again to write: git's objects). Every access stays beneath the root
+ * (openat2), so the override reaches nothing outside the repository.
+ */
 static void drop_privileges(void)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs: %s", strerror(errno));
+	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (cap != CAP_DAC_OVERRIDE) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
 	if (getuid() == 0 || geteuid() == 0) {
+		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) die("keepcaps: %s", strerror(errno));
 		if (setgroups(0, NULL) != 0) die("setgroups: %s", strerror(errno));
 		if (setresgid(g.owner_gid, g.owner_gid, g.owner_gid) != 0) die("setresgid: %s", strerror(errno));
 		if (setresuid(g.owner_uid, g.owner_uid, g.owner_uid) != 0) die("setresuid: %s", strerror(errno));
 	}
-	for (int cap = 0; cap <= CAP_LAST_CAP; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
 	struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct data[2] = {{0}};
+	data[0].effective = data[0].permitted = 1u << CAP_DAC_OVERRIDE;
 	if (syscall(SYS_capset, &header, data) != 0) die("capset: %s", strerror(errno));
 }
 
@@ -816,6 +862,7 @@ int main(int argc, char **argv)
 	g.rules.gitdirs = g.gitdirs;
 	g.rules.gitdir_count = g.gitdir_count;
 	g.rules.is_module_gitdir = module_gitdir;
+	g.rules.is_guest_worktree = guest_worktree;
 	if (!g.gitdir_root) {
 		host_config_init(&g.config, g.root_fd, g.root_path, home_of(g.owner_uid));
 		host_config_load(&g.config);

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, 
 import { join } from "node:path";
 import type { BindMount } from "../driver";
 import { readMountinfo } from "../local/cgroup-layout";
-import { processStartTime } from "../local/vm-store";
+import { processStartTime } from "../proc-stat";
 
 /** A started view: which daemon serves which mount point. */
 type ViewRecord = { pid: number; startTime: string; mountPoint: string; mount: BindMount };
@@ -29,10 +29,12 @@ export function isRepoViewPath(path: string): boolean {
   return /\/repo-views\/[A-Za-z0-9][A-Za-z0-9._-]*\/\d+$/.test(path);
 }
 
-/** Whether every view a VM has is still served (its daemon alive, its mount in place); true without views. */
+/**
+ * Whether every view a VM has is still served; true without views. The daemon's life is enough to ask
+ * about: it ends when its mount goes (fuse_loop returns), and its mount answers nothing once it is gone.
+ */
 export function repoViewsAlive(stateDir: string, vmName: string): boolean {
-  const mounted = new Set(readMountinfo().map((entry) => entry.mountPoint));
-  return viewRecords(stateDir, vmName).every((record) => processStartTime(record.pid) === record.startTime && mounted.has(record.mountPoint));
+  return viewRecords(stateDir, vmName).every((record) => processStartTime(record.pid) === record.startTime);
 }
 
 /** The guarded mounts a VM's views were started for (to start them again after a reboot). */

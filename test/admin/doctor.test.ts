@@ -117,6 +117,7 @@ describe("bun run doctor", () => {
       "bun",
       "crun",
       "exec agent",
+      "repository view",
       "runsc",
       "kvm",
       "inotify limits",

@@ -182,14 +182,21 @@ describe("guest paths", () => {
     expect(await f.driver.inspect("ss-attack-race")).toBeUndefined();
   });
 
-  test("guest runs git init in a project outside git → refused (a .git the guest made would be host git's config); the project still works", async () => {
+  test("guest runs git init (and a nested clone) in a project outside git → its repository is kept as .git-session-sandbox, which host git never reads; git works in the guest", async () => {
     const project = f.makeRepo("plain");
     rmSync(join(project, ".git"), { recursive: true, force: true });
     await f.client.sessions.register({ id: "ses_git_init", directory: project });
-    const attempt = await whileResponsive(f, () => run("ses_git_init", "git init -q . 2>/dev/null; echo init=$?; mkdir -p sub/.git 2>/dev/null; echo nested=$?; echo ok > file.txt && cat file.txt", project));
-    expect(attempt.stdout).toMatch(/init=[1-9]\nnested=[1-9]\nok\n$/);
-    expect(existsSync(join(project, ".git"))).toBe(false);
-    expect(existsSync(join(project, "sub", ".git"))).toBe(false);
+    const id = "-c user.name=g -c user.email=g@example.com";
+    const inVm = await whileResponsive(f, () =>
+      run("ses_git_init", `git init -q . && git config core.fsmonitor "touch /tmp/x" && echo '#!/bin/sh' > .git/hooks/pre-commit && git add -A && git ${id} commit -qm guest && git log --format=%s && git clone -q . sub/copy && ls -a sub/copy | grep -c '^.git$'`, project),
+    );
+    expect(inVm).toMatchObject({ exitCode: 0, stdout: "guest\n1\n" });
+    // On the host: no repository there (host git in the project finds none), the guest's under the quarantine name.
+    for (const dir of [project, join(project, "sub", "copy")]) {
+      expect(existsSync(join(dir, ".git"))).toBe(false);
+      expect(existsSync(join(dir, ".git-session-sandbox"))).toBe(true);
+    }
+    expect(git(project, "rev-parse", "--git-dir").exitCode).not.toBe(0);
   });
 
   test("guest writes OpenCode project config (an MCP server in opencode.json, a .opencode plugin) → refused in the VM, in the top and down to the session directory", async () => {

@@ -90,6 +90,50 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
     const fsmonitor = (mark: string) => `\n[core]\n\tfsmonitor = touch ${mark}\n`;
     const mcpConfig = (mark: string) => JSON.stringify({ mcp: { evil: { type: "local", command: ["touch", mark] } } });
 
+    test("the guest's ordinary work still works: add, commit, branch, checkout, stash, rebase -i, merge, cherry-pick, revert, tag, its own worktree and clone, a present submodule, npm install, a build; the host sees the commits", async () => {
+      const lib = makeRepo({ "lib.txt": "lib\n" });
+      const repo = makeRepo({ "app.txt": "app\n" });
+      expect(hostGit(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib").exitCode).toBe(0);
+      expect(hostGit(repo, "commit", "-qm", "add lib").exitCode).toBe(0);
+      const vm = await boot(repo);
+      try {
+        const id = "-c user.name=guest -c user.email=guest@example.com";
+        const script = [
+          "set -e",
+          `git ${id} checkout -q -b feature && echo f >> app.txt && git add -A && git ${id} commit -qm feature`,
+          `echo wip > wip.txt && git stash -u -q && git stash pop -q && rm wip.txt`,
+          `git ${id} checkout -q main && echo m > main.txt && git add -A && git ${id} commit -qm main-change`,
+          `git ${id} merge -q --no-edit feature`,
+          `git ${id} checkout -q -b picks && echo p > p.txt && git add -A && git ${id} commit -qm pick-me && git ${id} checkout -q main && git ${id} cherry-pick picks >/dev/null && git ${id} revert --no-edit HEAD >/dev/null`,
+          `GIT_SEQUENCE_EDITOR="sed -i 's/^pick/pick/'" git ${id} rebase -q -i HEAD~2`,
+          `git ${id} tag v1`,
+          `git ${id} worktree add -q wt-guest && (cd wt-guest && echo w > w.txt && git add w.txt && git ${id} commit -qm in-worktree)`,
+          `git clone -q . vendor/lib-copy && (cd vendor/lib-copy && git ${id} commit -q --allow-empty -m own)`,
+          `(cd lib && echo changed >> lib.txt && git add lib.txt && git ${id} commit -qm in-submodule)`,
+          `mkdir -p /tmp/dep && cd /tmp/dep && printf '{"name":"dep","version":"1.0.0","main":"index.js"}' > package.json && echo 'module.exports = 42' > index.js && npm pack -q >/dev/null && cd - >/dev/null`,
+          `echo ${Buffer.from(JSON.stringify({ name: "app", version: "1.0.0", scripts: { test: "node -e \"process.exit(require('dep') === 42 ? 0 : 1)\"" } })).toString("base64")} | base64 -d > package.json`,
+          `npm install -q --offline --no-audit --no-fund /tmp/dep/dep-1.0.0.tgz >/dev/null && npm test -s && echo npm-ok`,
+          `printf 'int main(void){return 0;}\n' > main.c && cc -o main main.c && ./main && echo build-ok`,
+          "git log --format=%s -3",
+        ].join("\n");
+        let out = "";
+        let err = "";
+        const result = await fixture.driver.exec(vm, { argv: ["bash", "-c", script], cwd: repo, timeoutMs: 120_000 }, { stdout: (c) => (out += new TextDecoder().decode(c)), stderr: (c) => (err += new TextDecoder().decode(c)) });
+        expect({ exitCode: result.exitCode, err }).toEqual({ exitCode: 0, err: "" });
+        expect(out).toContain("npm-ok\nbuild-ok\n");
+        // The host sees the guest's history, its submodule commit and its worktree's commit.
+        expect(hostGit(repo, "log", "--format=%s", "-1", "v1").stdout).toMatch(/^Revert "pick-me"\n$/);
+        expect(hostGit(join(repo, "lib"), "log", "--format=%s", "-1").stdout).toBe("in-submodule\n");
+        expect(hostGit(repo, "log", "--format=%s", "-1", "refs/heads/wt-guest").stdout).toBe("in-worktree\n");
+        // Its own clone and worktree pointer are kept where host git never reads them.
+        expect(existsSync(join(repo, "vendor/lib-copy/.git"))).toBe(false);
+        expect(existsSync(join(repo, "vendor/lib-copy/.git-session-sandbox/config"))).toBe(true);
+        expect(existsSync(join(repo, "wt-guest/.git-session-sandbox"))).toBe(true);
+      } finally {
+        await fixture.driver.remove(vm);
+      }
+    }, 300_000);
+
     test("1. host `git config` renames .git/config over the guard → the guest's fsmonitor never lands; host git status runs nothing", async () => {
       const repo = makeRepo();
       const mark = marker();

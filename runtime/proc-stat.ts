@@ -1,0 +1,20 @@
+// A process's identity by /proc: its stat fields and start time, so a pid is never mistaken for a reused one.
+import { readFileSync } from "node:fs";
+
+/**
+ * The fields of /proc/PID/stat after the command name (field 3, the state, first), or undefined when the
+ * process is gone. The command name may hold spaces and parentheses: the fields start after the last ')'.
+ */
+export function procStatFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Field 22 of /proc/PID/stat: the start time in clock ticks since boot. */
+export function processStartTime(pid: number): string | undefined {
+  return procStatFields(pid)?.[19];
+}
