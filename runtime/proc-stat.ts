@@ -18,3 +18,9 @@ export function procStatFields(pid: number): string[] | undefined {
 export function processStartTime(pid: number): string | undefined {
   return procStatFields(pid)?.[19];
 }
+
+/** Whether the process that had `startTime` still runs: the same start time, and not a zombie waiting to be reaped. */
+export function processAlive(pid: number, startTime: string): boolean {
+  const fields = procStatFields(pid);
+  return fields !== undefined && fields[19] === startTime && fields[0] !== "Z" && fields[0] !== "X";
+}

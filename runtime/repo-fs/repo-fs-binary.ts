@@ -1,4 +1,4 @@
-// Builds the repository view daemon (repo-fs.c, policy.c, host-config.c) once per source version, linked
+// Builds the repository view daemon (repo-fs.c and the files it is made of) once per source version, linked
 // against the host's libfuse3, into the host directory the exec agent uses too, named by the hash of its
 // sources and flags: a VM's view names the exact file, so a new version never changes a running view.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { sha256Hex } from "../bun-crypto";
 import { DEFAULT_EXEC_AGENT_DIR } from "../local/exec-agent-binary";
 
-const SOURCES = ["repo-fs.c", "policy.c", "host-config.c"].map((name) => new URL(`./${name}`, import.meta.url).pathname);
-const HEADERS = ["policy.h", "host-config.h"].map((name) => new URL(`./${name}`, import.meta.url).pathname);
+const SOURCES = ["repo-fs.c", "ops.c", "paths.c", "checks.c", "policy.c", "host-config.c"].map((name) => new URL(`./${name}`, import.meta.url).pathname);
+const HEADERS = ["view.h", "policy.h", "host-config.h"].map((name) => new URL(`./${name}`, import.meta.url).pathname);
 const FLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_FILE_OFFSET_BITS=64", "-I/usr/include/fuse3"];
 const LIBS = ["-lfuse3", "-lpthread"];
 

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, 
 import { join } from "node:path";
 import type { BindMount } from "../driver";
 import { readMountinfo } from "../local/cgroup-layout";
-import { processStartTime } from "../proc-stat";
+import { processAlive, processStartTime } from "../proc-stat";
 
 /** A started view: which daemon serves which mount point. */
 type ViewRecord = { pid: number; startTime: string; mountPoint: string; mount: BindMount };
@@ -34,7 +34,7 @@ export function isRepoViewPath(path: string): boolean {
  * about: it ends when its mount goes (fuse_loop returns), and its mount answers nothing once it is gone.
  */
 export function repoViewsAlive(stateDir: string, vmName: string): boolean {
-  return viewRecords(stateDir, vmName).every((record) => processStartTime(record.pid) === record.startTime);
+  return viewRecords(stateDir, vmName).every((record) => processAlive(record.pid, record.startTime));
 }
 
 /** The guarded mounts a VM's views were started for (to start them again after a reboot). */
@@ -78,10 +78,10 @@ function daemonArgs(binary: string, mount: BindMount, mountPoint: string, guestI
   ];
 }
 
-async function waitUntilMounted(mountPoint: string, pid: number, errorFile: string): Promise<void> {
+async function waitUntilMounted(mountPoint: string, pid: number, startTime: string, errorFile: string): Promise<void> {
   const deadline = performance.now() + READY_TIMEOUT_MS;
   while (!isMounted(mountPoint)) {
-    if (!processStartTime(pid)) {
+    if (!processAlive(pid, startTime)) {
       const message = existsSync(errorFile) ? readFileSync(errorFile, "utf8").trim().slice(0, 2000) : "";
       throw new Error(`the repository view of ${mountPoint} exited before it was ready: ${message || "no message"}`);
     }
@@ -115,9 +115,10 @@ export async function startRepoViews(stateDir: string, vmName: string, mounts: B
       } finally {
         closeSync(errors);
       }
-      const startTime = processStartTime(pid);
-      if (startTime) writeFileSync(`${mountPoint}.json`, JSON.stringify({ pid, startTime, mountPoint, mount } satisfies ViewRecord), { mode: 0o600 });
-      await waitUntilMounted(mountPoint, pid, errorFile);
+      // Recorded even when it is gone already (no start time): the clean-up still finds its mount point.
+      const startTime = processStartTime(pid) ?? "";
+      writeFileSync(`${mountPoint}.json`, JSON.stringify({ pid, startTime, mountPoint, mount } satisfies ViewRecord), { mode: 0o600 });
+      await waitUntilMounted(mountPoint, pid, startTime, errorFile);
     }
   } catch (error) {
     await stopRepoViews(stateDir, vmName).catch(() => {});
@@ -126,10 +127,10 @@ export async function startRepoViews(stateDir: string, vmName: string, mounts: B
 }
 
 async function stopDaemon(record: ViewRecord): Promise<void> {
-  if (processStartTime(record.pid) !== record.startTime) return;
+  if (!processAlive(record.pid, record.startTime)) return;
   process.kill(record.pid, "SIGTERM");
   const deadline = performance.now() + EXIT_GRACE_MS;
-  while (processStartTime(record.pid) === record.startTime) {
+  while (processAlive(record.pid, record.startTime)) {
     if (performance.now() > deadline) {
       process.kill(record.pid, "SIGKILL");
       break;

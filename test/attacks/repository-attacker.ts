@@ -1,6 +1,7 @@
 // A guest that lies in wait in a repository: a background process in the VM that retries its writes at
 // every moment (woken by inotify where the guest's view reports a change, and every 5 ms besides, since a
 // FUSE view reports no change the host makes), before, during and after whatever the host does.
+import { existsSync, readFileSync, statSync } from "node:fs";
 import type { RuntimeDriver } from "../../runtime/driver";
 
 /** One write the attacker keeps trying: appended (`a`) or replaced (`w`), its parents made first if asked. */
@@ -55,10 +56,19 @@ async function guestText(driver: RuntimeDriver, vm: string, script: string, cwd:
   return out;
 }
 
+/**
+ * The targets whose payload is in the host's file now: what the host would read. (What the attacker
+ * itself reports can be a write into a file the host had just replaced: the guest's kernel caches names
+ * and attributes for a second, so only the host's side is the truth.)
+ */
+export function landedOnHost(targets: AttackTarget[]): string[] {
+  return targets.filter((target) => existsSync(target.path) && statSync(target.path).isFile() && readFileSync(target.path, "utf8").includes(target.content)).map((target) => target.path);
+}
+
 export type Attacker = {
   /** Waits until the attacker has gone round `rounds` more times (so it acted after what the host just did). */
   rounds(rounds: number): Promise<void>;
-  /** Stops it; the paths it managed to write. */
+  /** Stops it; the paths it believes it wrote (see landedOnHost for what counts). */
   stop(): Promise<string[]>;
 };
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { mountsOf, pinSessionMounts } from "../../app/services/mounts";
 import type { LocalFixture } from "../runtime/local-target";
 import { makeTempDir } from "../helpers";
-import { startAttacker, type AttackTarget } from "./repository-attacker";
+import { landedOnHost, startAttacker, type AttackTarget } from "./repository-attacker";
 import { hostGit, opencodeMcpList, saveByRename } from "./repository-host-actions";
 
 /** A small seeded generator (mulberry32): the same seed, the same repository and the same attack. */
@@ -173,15 +173,17 @@ export function repositoryGenericSuite(tier: string, make: () => Promise<LocalFi
           await attacker.rounds(20);
           await hostPrograms(`after ${when}`);
         }
+        const landed = landedOnHost(targets);
         const wrote = await attacker.stop();
         // What the guest managed to write lies where no host program reads it: files no host config names,
-        // and its own repositories, kept under the quarantine name (no `.git` there on the host).
+        // and its own repositories, kept under the quarantine name (no `.git` there on the host). The
+        // attacker's own word counts only where the host's file holds its payload (landedOnHost).
         const ownRepository = (path: string) => /\/(nested|sub)\/\.git(\/|$)/.test(path);
         // .gitattributes and .gitmodules stay the project's to edit: git takes no program from them (an
         // attribute only picks a driver host config defines; .gitmodules gives submodule.* keys only), and
         // the markers above prove the program keys written there ran nothing.
         const projectData = (path: string) => path.endsWith("/.gitattributes") || path.endsWith("/.gitmodules");
-        expect(wrote.filter((path) => !path.startsWith(join(top, "evil")) && !ownRepository(path) && !projectData(path))).toEqual([]);
+        expect(landed.filter((path) => !path.startsWith(join(top, "evil")) && !ownRepository(path) && !projectData(path))).toEqual([]);
         for (const path of wrote.filter(ownRepository)) {
           const dir = path.slice(0, path.lastIndexOf("/.git"));
           expect(existsSync(join(dir, ".git"))).toBe(false);

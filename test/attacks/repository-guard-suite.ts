@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { mountsOf, pinSessionMounts } from "../../app/services/mounts";
+import { processAlive } from "../../runtime/proc-stat";
 import type { LocalFixture } from "../runtime/local-target";
 import { makeTempDir } from "../helpers";
-import { startAttacker, type AttackTarget } from "./repository-attacker";
+import { landedOnHost, startAttacker, type AttackTarget } from "./repository-attacker";
 import { hostGit, opencodeMcpList, saveByRename } from "./repository-host-actions";
 
 export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixture>, cleanUp: (fixture: LocalFixture) => void): void {
@@ -71,17 +72,20 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
      * The attack: the guest lies in wait with `targets` (plus a harmless control file, which it must manage
      * to write), the host acts, the attacker goes on for a while, then the host runs its program.
      */
-    async function attack(options: { vmDirectory: string; targets: AttackTarget[]; hostAction: () => void | Promise<void>; hostProgram: () => unknown }): Promise<string[]> {
+    async function attack(options: { vmDirectory: string; targets: AttackTarget[]; hostAction: () => void | Promise<void>; hostProgram: () => unknown }): Promise<{ wrote: string[]; landed: string[] }> {
       const vm = await boot(options.vmDirectory);
       try {
         const control = join(options.vmDirectory, `control-${count}.txt`);
         const attacker = await startAttacker(fixture.driver, vm, options.vmDirectory, [...options.targets, { path: control, content: "x\n" }]);
         await options.hostAction();
         await attacker.rounds(20);
+        // Checked right after the host program ran, before a host action of the cleanup could hide it.
         await options.hostProgram();
+        const landed = landedOnHost(options.targets);
         const wrote = await attacker.stop();
         expect(wrote).toContain(control);
-        return wrote.filter((path) => path !== control);
+        expect(landedOnHost([{ path: control, content: "x\n" }])).toEqual([control]);
+        return { wrote: wrote.filter((path) => path !== control), landed };
       } finally {
         await fixture.driver.remove(vm);
       }
@@ -134,16 +138,39 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       }
     }, 300_000);
 
+    test("the view's daemon is killed → the guest's repository answers nothing (never a plain bind); the VM counts as stopped and its next boot serves the repository again", async () => {
+      const repo = makeRepo();
+      const vm = await boot(repo);
+      try {
+        const record = JSON.parse(readFileSync(join(fixture.stateDir, "repo-views", vm, "0.json"), "utf8")) as { pid: number; startTime: string };
+        process.kill(record.pid, "SIGKILL");
+        let out = "";
+        await fixture.driver.exec(vm, { argv: ["sh", "-c", `cat ${repo}/README.md 2>&1; echo rc=$?`], cwd: "/" }, { stdout: (c) => (out += new TextDecoder().decode(c)), stderr: () => {} });
+        expect(out).toMatch(/rc=[1-9]/);
+        expect(out).not.toContain("# repo");
+        // The killed daemon may still be on its way out (its connection aborted first): wait until it is gone.
+        const deadline = Date.now() + 10_000;
+        while (processAlive(record.pid, record.startTime) && Date.now() < deadline) await Bun.sleep(10);
+        expect((await fixture.driver.inspect(vm))?.status).toBe("stopped");
+        await fixture.driver.start(vm);
+        out = "";
+        await fixture.driver.exec(vm, { argv: ["cat", "README.md"], cwd: repo }, { stdout: (c) => (out += new TextDecoder().decode(c)), stderr: () => {} });
+        expect(out).toBe("# repo\n");
+      } finally {
+        await fixture.driver.remove(vm);
+      }
+    }, 180_000);
+
     test("1. host `git config` renames .git/config over the guard → the guest's fsmonitor never lands; host git status runs nothing", async () => {
       const repo = makeRepo();
       const mark = marker();
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: repo,
         targets: [{ path: join(repo, ".git/config"), content: fsmonitor(mark) }],
         hostAction: () => void expect(hostGit(repo, "config", "user.name", "renamed-by-git").exitCode).toBe(0),
         hostProgram: () => expect(hostGit(repo, "status").exitCode).toBe(0),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(readFileSync(join(repo, ".git/config"), "utf8")).not.toContain("fsmonitor");
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
@@ -151,13 +178,13 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
     test("1. an editor saves opencode.json by rename → the guest's MCP server never lands; the host's `opencode mcp list` runs nothing", async () => {
       const repo = makeRepo({ "opencode.json": '{"$schema":"https://opencode.ai/config.json"}\n' });
       const mark = marker();
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: repo,
         targets: [{ path: join(repo, "opencode.json"), content: mcpConfig(mark), mode: "w" }],
         hostAction: () => saveByRename(join(repo, "opencode.json"), '{"$schema":"https://opencode.ai/config.json","autoupdate":false}\n'),
         hostProgram: async () => expect((await opencodeMcpList(repo, scratch)).exitCode).toBe(0),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(readFileSync(join(repo, "opencode.json"), "utf8")).toContain('"autoupdate":false');
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
@@ -168,7 +195,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       writeFileSync(join(repo, "dist", "bundle.js"), "built\n");
       const mark = marker();
       const plugin = `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(mark)}, "plugin");\nexport const Evil = async () => ({});\n`;
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: repo,
         targets: [
           { path: join(repo, ".opencode/plugin/evil.ts"), content: plugin, mode: "w", parents: true },
@@ -177,7 +204,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         hostAction: () => void expect(hostGit(repo, "clean", "-fdX").exitCode).toBe(0),
         hostProgram: async () => expect((await opencodeMcpList(repo, scratch)).exitCode).toBe(0),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(existsSync(join(repo, ".opencode"))).toBe(false);
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
@@ -187,7 +214,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       const repo = makeRepo({ ".husky/pre-commit": "#!/bin/sh\necho host-hook\n", ".husky/_/pre-commit": "#!/bin/sh\n. \"$(dirname \"$0\")/../pre-commit\"\n" });
       expect(hostGit(repo, "config", "core.hooksPath", ".husky/_").exitCode).toBe(0);
       const evil = `#!/bin/sh\ntouch ${mark}\n`;
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: repo,
         targets: [
           { path: join(repo, ".husky/pre-commit"), content: evil, mode: "w" },
@@ -200,14 +227,14 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         },
         hostProgram: () => expect(hostGit(repo, "commit", "-qm", "host commit").exitCode).toBe(0),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
 
     test("2. host sets core.hooksPath while the VM runs → from then on the guest cannot write the hooks it names", async () => {
       const mark = marker();
       const repo = makeRepo({ "hooks/.keep": "" });
-      const wrote = await attack({
+      const { wrote, landed } = await attack({
         vmDirectory: repo,
         targets: [{ path: join(repo, "hooks/pre-commit"), content: `#!/bin/sh\ntouch ${mark}\n`, mode: "w" }],
         hostAction: async () => {
@@ -221,8 +248,8 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         },
       });
       // The guest wrote the file before the host named it (allowed then); never after.
-      expect(existsSync(join(repo, "hooks/pre-commit"))).toBe(false);
       expect(wrote).toEqual([join(repo, "hooks/pre-commit")]);
+      expect(landed).toEqual([]);
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
 
@@ -231,7 +258,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       const repo = makeRepo({ "team.gitconfig": "[user]\n\tname = team\n" });
       expect(hostGit(repo, "config", "include.path", "../team.gitconfig").exitCode).toBe(0);
       expect(hostGit(repo, "config", "includeIf.onbranch:main.path", "../branch.gitconfig").exitCode).toBe(0);
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: repo,
         targets: [
           { path: join(repo, "team.gitconfig"), content: fsmonitor(mark) },
@@ -240,20 +267,20 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         hostAction: () => void expect(hostGit(repo, "config", "user.email", "host@example.com").exitCode).toBe(0),
         hostProgram: () => expect(hostGit(repo, "status").exitCode).toBe(0),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
 
     test("3. the guest creates .git/config.worktree, the host turns on extensions.worktreeConfig → refused; host git status runs nothing", async () => {
       const mark = marker();
       const repo = makeRepo();
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: repo,
         targets: [{ path: join(repo, ".git/config.worktree"), content: fsmonitor(mark), mode: "w" }],
         hostAction: () => void expect(hostGit(repo, "config", "extensions.worktreeConfig", "true").exitCode).toBe(0),
         hostProgram: () => expect(hostGit(repo, "status").exitCode).toBe(0),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(existsSync(join(repo, ".git/config.worktree"))).toBe(false);
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
@@ -261,7 +288,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
     test("4. a monorepo session in packages/a → the guest cannot write packages/b/opencode.json; OpenCode started in packages/b runs nothing", async () => {
       const mark = marker();
       const repo = makeRepo({ "packages/a/index.js": "a\n", "packages/b/index.js": "b\n" });
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: join(repo, "packages/a"),
         targets: [
           { path: join(repo, "packages/b/opencode.json"), content: mcpConfig(mark), mode: "w" },
@@ -270,7 +297,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         hostAction: () => {},
         hostProgram: async () => expect((await opencodeMcpList(join(repo, "packages/b"), scratch)).exitCode).toBe(0),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(existsSync(join(repo, "packages/b/opencode.json"))).toBe(false);
       expect(existsSync(mark)).toBe(false);
     }, 180_000);
@@ -291,7 +318,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       });
       expect(started.exitCode).toBe(0);
       expect(existsSync(join(repo, ".git/rebase-merge/git-rebase-todo"))).toBe(true);
-      const wrote = await attack({
+      const { landed } = await attack({
         vmDirectory: repo,
         targets: [
           { path: join(repo, ".git/rebase-merge/git-rebase-todo"), content: `exec touch ${mark}\n` },
@@ -300,7 +327,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         hostAction: () => {},
         hostProgram: () => expect(hostGit(repo, "rebase", "--continue")).toMatchObject({ exitCode: 0 }),
       });
-      expect(wrote).toEqual([]);
+      expect(landed).toEqual([]);
       expect(existsSync(mark)).toBe(false);
       expect(hostGit(repo, "log", "--format=%s").stdout).toBe("c\nb\nfirst\n");
     }, 180_000);
