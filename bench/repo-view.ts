@@ -41,7 +41,7 @@ const WORKLOADS: [string, string][] = [
 async function main(): Promise<void> {
   const image = await ensureRootfs();
   const scratch = mkdtempSync(join(tmpdir(), "ss-bench-view-"));
-  const stateDir = join(scratch, "state");
+  const stateDir = mkdtempSync(join(tmpdir(), "ss-bench-view-state-"));
   const cgroupParent = `ss-bench-view-${scratch.slice(-6)}`;
   const driver = createLocalDriver({ stateDir, rootfsDir: image, cgroupParent });
   const plainRepo = join(scratch, "plain");
@@ -94,6 +94,7 @@ async function main(): Promise<void> {
       }
     }
     rmSync(scratch, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
   }
 }
 

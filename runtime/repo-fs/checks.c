@@ -9,7 +9,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "view.h"
+
+/* The rules change when host config does (refresh_rules): one thread at a time reads or reloads them. */
+static pthread_mutex_t rules_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void rules_lock(void) { pthread_mutex_lock(&rules_mutex); }
+void rules_unlock(void) { pthread_mutex_unlock(&rules_mutex); }
 
 #define TODO_LIMIT (1 << 20)
 #define LOG_LIMIT (1 << 20)
@@ -44,8 +52,10 @@ void log_refusal(const char *op, const char *rel, const char *reason)
 /* 0 when allowed; -EACCES (logged) when the rules refuse. */
 int allowed(const char *rel, enum repo_op op)
 {
+	rules_lock();
 	refresh_rules();
 	const char *reason = repo_policy_check(&g.rules, rel, op);
+	rules_unlock();
 	if (!reason) return 0;
 	log_refusal(repo_op_name(op), rel, reason);
 	return -EACCES;

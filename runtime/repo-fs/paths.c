@@ -14,9 +14,11 @@
 /* Whether the directory `dir` (relative to the root) holds a real `.git` entry of the host's. */
 static int has_real_dotgit(const char *dir)
 {
+	struct stat st;
+	/* The top's own `.git` (most paths git touches): one call on the pinned root, a single component. */
+	if (!dir[0]) return fstatat(g.root_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0;
 	int fd = open_beneath(dir, O_PATH | O_DIRECTORY, 0);
 	if (fd < 0) return 0;
-	struct stat st;
 	int found = fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0;
 	close(fd);
 	return found;
@@ -80,8 +82,10 @@ int open_parent(const char *rel, const char **name)
 	const char *slash = strrchr(rel, '/');
 	if (!rel[0]) return -EINVAL;
 	if (!slash) {
+		/* An entry of the top: its parent is the pinned root itself (a copy, which the caller closes). */
 		*name = rel;
-		return open_beneath("", O_PATH | O_DIRECTORY, 0);
+		int fd = fcntl(g.root_fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
 	}
 	char parent[PATH_MAX];
 	if ((size_t)(slash - rel) >= sizeof parent) return -ENAMETOOLONG;
@@ -136,10 +140,14 @@ int guest_worktree(void *context, const char *rel)
 void remember_guest_worktree(const char *rel)
 {
 	struct stat st;
-	if (guest_worktree_count == MAX_GUEST_WORKTREES || identity_of(rel, &st) != 0) return;
-	guest_worktrees[guest_worktree_count].dev = st.st_dev;
-	guest_worktrees[guest_worktree_count].ino = st.st_ino;
-	guest_worktree_count++;
+	if (identity_of(rel, &st) != 0) return;
+	rules_lock(); /* guest_worktree() reads the list while the rules are checked */
+	if (guest_worktree_count < MAX_GUEST_WORKTREES) {
+		guest_worktrees[guest_worktree_count].dev = st.st_dev;
+		guest_worktrees[guest_worktree_count].ino = st.st_ino;
+		guest_worktree_count++;
+	}
+	rules_unlock();
 }
 
 void map_ids(struct stat *st)

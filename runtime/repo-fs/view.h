@@ -47,6 +47,8 @@ void remember_guest_worktree(const char *rel);
 	if (!var) return -errno
 
 /* checks.c: the rules applied, and each refusal logged. */
+void rules_lock(void);
+void rules_unlock(void);
 void refresh_rules(void);
 void log_refusal(const char *op, const char *rel, const char *reason);
 int allowed(const char *rel, enum repo_op op);

@@ -11,7 +11,7 @@ import { processAlive } from "../../runtime/proc-stat";
 import type { LocalFixture } from "../runtime/local-target";
 import { makeTempDir } from "../helpers";
 import { landedOnHost, startAttacker, type AttackTarget } from "./repository-attacker";
-import { hostGit, opencodeMcpList, saveByRename } from "./repository-host-actions";
+import { hostGit, opencodeMcpList, opencodeServe, saveByRename } from "./repository-host-actions";
 
 export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixture>, cleanUp: (fixture: LocalFixture) => void): void {
   describe(`repository guard (${tier})`, () => {
@@ -161,6 +161,21 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       }
     }, 180_000);
 
+    test("control: the host programs used here do run what they are given (a host-made hook, fsmonitor, MCP server and plugin leave their markers)", async () => {
+      const repo = makeRepo();
+      const marks = { hook: marker(), fsmonitor: marker(), mcpList: marker(), serve: marker(), plugin: marker() };
+      writeFileSync(join(repo, ".git/hooks/pre-commit"), `#!/bin/sh\ntouch ${marks.hook}\n`, { mode: 0o755 });
+      expect(hostGit(repo, "commit", "-q", "--allow-empty", "-m", "c").exitCode).toBe(0);
+      expect(hostGit(repo, "-c", `core.fsmonitor=touch ${marks.fsmonitor}`, "status").exitCode).toBe(0);
+      writeFileSync(join(repo, "opencode.json"), mcpConfig(marks.mcpList));
+      mkdirSync(join(repo, ".opencode/plugin"), { recursive: true });
+      writeFileSync(join(repo, ".opencode/plugin/p.ts"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marks.plugin)}, "x");\nexport const P = async () => ({});\n`);
+      await opencodeMcpList(repo, scratch);
+      writeFileSync(join(repo, "opencode.json"), mcpConfig(marks.serve));
+      await opencodeServe(repo, scratch);
+      expect(Object.values(marks).filter((mark) => !existsSync(mark))).toEqual([]);
+    }, 180_000);
+
     test("1. host `git config` renames .git/config over the guard → the guest's fsmonitor never lands; host git status runs nothing", async () => {
       const repo = makeRepo();
       const mark = marker();
@@ -182,7 +197,10 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         vmDirectory: repo,
         targets: [{ path: join(repo, "opencode.json"), content: mcpConfig(mark), mode: "w" }],
         hostAction: () => saveByRename(join(repo, "opencode.json"), '{"$schema":"https://opencode.ai/config.json","autoupdate":false}\n'),
-        hostProgram: async () => expect((await opencodeMcpList(repo, scratch)).exitCode).toBe(0),
+        hostProgram: async () => {
+          expect((await opencodeMcpList(repo, scratch)).exitCode).toBe(0);
+          expect((await opencodeServe(repo, scratch)).mcp).toEqual({});
+        },
       });
       expect(landed).toEqual([]);
       expect(readFileSync(join(repo, "opencode.json"), "utf8")).toContain('"autoupdate":false');
@@ -295,7 +313,10 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
           { path: join(repo, "packages/b/deep/er/.opencode/plugin/x.ts"), content: "export {}", mode: "w", parents: true },
         ],
         hostAction: () => {},
-        hostProgram: async () => expect((await opencodeMcpList(join(repo, "packages/b"), scratch)).exitCode).toBe(0),
+        hostProgram: async () => {
+          expect((await opencodeMcpList(join(repo, "packages/b"), scratch)).exitCode).toBe(0);
+          expect((await opencodeServe(join(repo, "packages/b"), scratch)).mcp).toEqual({});
+        },
       });
       expect(landed).toEqual([]);
       expect(existsSync(join(repo, "packages/b/opencode.json"))).toBe(false);

@@ -25,34 +25,65 @@ export function saveByRename(path: string, content: string): void {
   renameSync(temp, path);
 }
 
+function opencodeEnv(scratch: string): Record<string, string> {
+  const home = join(scratch, "oc-home");
+  for (const dir of [".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(home, dir), { recursive: true });
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    OPENCODE_DISABLE_SHARE: "1",
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+    npm_config_registry: "http://127.0.0.1:9/",
+    npm_config_fetch_retries: "0",
+  };
+}
+
+/**
+ * The real `opencode serve` started in `cwd`, asked for its MCP servers and config there (which loads the
+ * project's config and plugins and starts its local MCP servers), then stopped. Bounded: 60 s to listen.
+ */
+export async function opencodeServe(cwd: string, scratch: string): Promise<{ mcp: unknown }> {
+  const proc = Bun.spawn([opencodeBinary(), "serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs"], { cwd, env: opencodeEnv(scratch), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const killer = setTimeout(() => proc.kill("SIGKILL"), 90_000);
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let seen = "";
+      const decoder = new TextDecoder();
+      const pump = async (stream: ReadableStream<Uint8Array>) => {
+        for await (const chunk of stream) {
+          seen += decoder.decode(chunk);
+          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
+          if (match) resolve(match[1]!);
+        }
+      };
+      void pump(proc.stdout as ReadableStream<Uint8Array>);
+      void pump(proc.stderr as ReadableStream<Uint8Array>);
+      void proc.exited.then((code) => reject(new Error(`opencode serve exited (${code}) before listening: ${seen.slice(-2000)}`)));
+    });
+    const headers = { "x-opencode-directory": cwd };
+    const mcp = await (await fetch(`${url}/mcp`, { headers, signal: AbortSignal.timeout(60_000) })).json();
+    await fetch(`${url}/config`, { headers, signal: AbortSignal.timeout(60_000) });
+    return { mcp };
+  } finally {
+    clearTimeout(killer);
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+}
+
 /**
  * The real OpenCode (`opencode mcp list`) started in `cwd`, offline, in its own HOME: it loads the project
  * config from `cwd` up to the worktree root and starts the local MCP servers it names.
  */
 export async function opencodeMcpList(cwd: string, scratch: string): Promise<HostRun> {
-  const home = join(scratch, "oc-home");
-  for (const dir of [".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(home, dir), { recursive: true });
-  const proc = Bun.spawn([opencodeBinary(), "mcp", "list"], {
-    cwd,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local/share"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_STATE_HOME: join(home, ".local/state"),
-      OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
-      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-      OPENCODE_DISABLE_SHARE: "1",
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-      npm_config_registry: "http://127.0.0.1:9/",
-      npm_config_fetch_retries: "0",
-    },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const proc = Bun.spawn([opencodeBinary(), "mcp", "list"], { cwd, env: opencodeEnv(scratch), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const killer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
   const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(killer);
