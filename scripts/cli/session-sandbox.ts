@@ -1,6 +1,10 @@
-#!/usr/bin/env bun
-// `session-sandbox <command> …`: the one installable command. Each subcommand is a module: the admin
-// scripts (scripts/admin/, also `bun run <name>` in the repository) and the CLI's own (scripts/cli/).
+#!/usr/bin/env -S bun --no-env-file --config=/dev/null
+// `session-sandbox <command> …`: the one installable command. It runs in the user's current directory,
+// which may be a repository a sandbox writes: the flags above keep Bun from loading that directory's
+// `.env` (a SANDBOX_URL there would send the token elsewhere) and `bunfig.toml` (a preload would run as
+// the user). `--config=` must keep its `=`: `--config FILE` would take ./bunfig.toml and run FILE.
+// Each subcommand is a module: the admin scripts (scripts/admin/, also `bun run <name>` in the
+// repository) and the CLI's own (scripts/cli/).
 // Only the manager is ever asked to act: an unknown subcommand is a usage error, never a program on PATH.
 import { existsSync } from "node:fs";
 import { join } from "node:path";

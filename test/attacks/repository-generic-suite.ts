@@ -99,6 +99,11 @@ export function repositoryGenericSuite(tier: string, make: () => Promise<LocalFi
       expect(hostGit(top, "add", "-A").exitCode).toBe(0);
       expect(hostGit(top, "commit", "-qm", "first").exitCode).toBe(0);
       expect(hostGit(top, "branch", "other").exitCode).toBe(0);
+      // A remote on the host, for fetch, pull and push (a bare repository outside the work tree).
+      const remote = join(scratch, "remote.git");
+      expect(hostGit(scratch, "clone", "-q", "--bare", top, remote).exitCode).toBe(0);
+      expect(hostGit(top, "remote", "add", "origin", remote).exitCode).toBe(0);
+      expect(hostGit(top, "fetch", "-q", "origin").exitCode).toBe(0);
       mkdirSync(join(top, "build"));
       writeFileSync(join(top, "build", "out.js"), "built\n");
 
@@ -144,7 +149,13 @@ export function repositoryGenericSuite(tier: string, make: () => Promise<LocalFi
         const attacker = await startAttacker(fixture.driver, name, session, targets);
         const hostPrograms = async (when: string) => {
           const cwd = join(top, randomDir());
-          for (const args of [["status"], ["diff"], ["log", "-p", "-1"], ["st"], ["add", "-A"], ["commit", "-qm", `host ${when}`], ["stash"], ["stash", "pop"]]) hostGit(cwd, ...args);
+          const routine = [
+            ["status"], ["diff"], ["log", "-p", "-1"], ["st"], ["branch", "-a"], ["add", "-A"], ["commit", "-qm", `host ${when}`],
+            ["stash"], ["stash", "pop"], ["switch", "-q", "-c", `b-${when.replace(/\W+/g, "-")}`], ["switch", "-q", "-"],
+            ["merge", "-q", "--no-edit", "other"], ["fetch", "-q", "origin"], ["pull", "-q", "--no-rebase", "origin", "main"],
+            ["push", "-q", "origin", "HEAD:refs/heads/host"], ["worktree", "list"], ["clean", "-n"], ["config", "--list"],
+          ];
+          for (const args of routine) hostGit(cwd, ...args);
           await opencodeMcpList(join(top, randomDir()), scratch);
           // Host git's own view of its configuration: nothing from the guest, whatever the host did.
           const origins = hostGit(top, "config", "--list", "--show-origin").stdout;

@@ -2,7 +2,7 @@
 // startup recovery removed the first manager's VM. Real manager processes, a real VM (local runtime).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LOCK_FILE } from "../../app/runtime-dir-lock";
 import { createLocalDriver } from "../../runtime/local/index";
@@ -84,6 +84,41 @@ describe("runtime dir lock", () => {
     expect(again.stdout).toBe(`kept\n${first.stdout}`);
     expect((await fetch(`${manager.url}/api/health`, { signal: AbortSignal.timeout(1_000) })).status).toBe(200);
     await manager.stop();
+  });
+
+  test("another user cannot hold the lock (the file is 0600, an older 0644 one is corrected); a process that is not a manager holding it is named with its pid, user and command", async () => {
+    const { manager } = await start();
+    const lockPath = join(manager.runtimeDir, LOCK_FILE);
+    await manager.stop();
+    chmodSync(lockPath, 0o644);
+    // What a local user did before: open the file read-only and flock it, so no manager could start.
+    const asNobody = (args: string[]) => Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...args], { stdout: "pipe", stderr: "pipe" });
+    expect(asNobody(["flock", "-n", lockPath, "true"]).exitCode).toBe(0);
+    const restarted = await start();
+    expect(statSync(lockPath).mode & 0o777).toBe(0o600);
+    expect(asNobody(["flock", "-n", lockPath, "true"]).exitCode).not.toBe(0);
+    await restarted.manager.stop();
+    // A root process that is no manager holds it: refused, naming the real holder (not the file's stale word).
+    const program = "import fcntl, sys, time\nf = open(sys.argv[1])\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)";
+    const holder = Bun.spawn(["python3", "-c", program, lockPath], { stdout: "pipe", stderr: "ignore" });
+    try {
+      const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader();
+      let said = "";
+      while (!said.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        said += new TextDecoder().decode(value);
+      }
+      expect(said).toBe("locked\n");
+      const refused = await runManagerToExit(dataDir, runtimeEnv());
+      expect(refused.exitCode).toBe(78);
+      expect(refused.stderr).toContain(`is locked by pid ${holder.pid} (user root (uid 0): `);
+      expect(refused.stderr).toContain("python3 -c import fcntl, sys, time?f = open");
+      expect(refused.stderr).toContain("which is not a manager");
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.exited;
+    }
   });
 
   test("manager killed with -9 while its VM runs → the lock goes with it; a restart starts and keeps the VM", async () => {
