@@ -5,12 +5,14 @@ import { createClient, type SandboxClient } from "../../sdk/index";
 import { resolveConnection, type Connection } from "./connection";
 import { describeFailure, EXIT, UsageError, type ExitCode, type Failure } from "./errors";
 import { colorEnabled, makeOutput, makePaint, type Output } from "./output";
+import { terminalSafe } from "./terminal-safe";
 
 type OptionsConfig = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
-const COMMON = { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+const COMMON = { json: { type: "boolean" }, raw: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
 
 type Values<O extends OptionsConfig> = { [K in keyof O]?: O[K] extends { type: "boolean" } ? boolean : O[K] extends { multiple: true } ? string[] : string } & {
   json?: boolean;
+  raw?: boolean;
   help?: boolean;
 };
 type Parsed<O extends OptionsConfig> = { values: Values<O>; positionals: string[] };
@@ -49,7 +51,9 @@ function parse<O extends OptionsConfig>(spec: CommandSpec<O>, argv: string[]): P
 export function reportFailure(name: string, failure: Failure, json = false): void {
   const paint = makePaint(colorEnabled(process.env, Boolean(process.stderr.isTTY)));
   const fix = failure.fix ? ` — ${paint.bold("fix:")} ${failure.fix}` : "";
-  process.stderr.write(`${paint.red(`${name}:`)} ${failure.message}${fix}\n`);
+  // A message can carry the guest's text (a path, a command): a terminal gets it shown, not obeyed.
+  const line = `${paint.red(`${name}:`)} ${failure.message}${fix}`;
+  process.stderr.write(`${process.stderr.isTTY ? terminalSafe(line) : line}\n`);
   if (json) {
     process.stdout.write(JSON.stringify({ error: { code: failure.code, message: failure.message, fix: failure.fix, exitCode: failure.exitCode } }, null, 2) + "\n");
   }
@@ -61,12 +65,12 @@ export async function executeCommand<O extends OptionsConfig>(spec: CommandSpec<
   try {
     const { values, positionals } = parse(spec, argv);
     if (values.help) {
-      process.stdout.write(`${asInvoked(spec.help.trim())}\n\n  --json   machine-readable output (stable keys, ISO 8601 times)\n  -h, --help\n\n${EXIT_HELP}\n`);
+      process.stdout.write(`${asInvoked(spec.help.trim())}\n\n  --json   machine-readable output (stable keys, ISO 8601 times)\n  --raw    the guest's text as it is, escape sequences too (on a terminal they are shown, not obeyed)\n  -h, --help\n\n${EXIT_HELP}\n`);
       return EXIT.ok;
     }
     const connection = resolveConnection(process.env);
     tokenProblem = connection.tokenProblem;
-    const out = makeOutput({ json: Boolean(values.json), env: process.env, isTty: Boolean(process.stdout.isTTY) });
+    const out = makeOutput({ json: Boolean(values.json), raw: Boolean(values.raw), env: process.env, isTty: Boolean(process.stdout.isTTY) });
     const client = createClient({ url: connection.url, token: connection.token });
     return (await main({ values, positionals, out, connection, client })) ?? EXIT.ok;
   } catch (error) {

@@ -1,4 +1,6 @@
 // How the admin scripts print: colored tables on a terminal, plain text when piped or NO_COLOR, JSON with --json.
+import { terminalSafe } from "./terminal-safe";
+
 type Env = Record<string, string | undefined>;
 
 export type Paint = Record<"bold" | "dim" | "red" | "green" | "yellow" | "cyan", (text: string) => string>;
@@ -27,14 +29,19 @@ export type Output = {
   printJson(value: unknown): void;
 };
 
-export function makeOutput(options: { json: boolean; env: Env; isTty: boolean; write?: (text: string) => void }): Output {
+/**
+ * `raw`: guest-controlled text goes to a terminal as it is (`--raw`); without it, a terminal gets it with
+ * every control sequence shown, not obeyed (terminal-safe.ts). Piped output is always unchanged.
+ */
+export function makeOutput(options: { json: boolean; env: Env; isTty: boolean; raw?: boolean; write?: (text: string) => void }): Output {
   const write = options.write ?? ((text: string) => void process.stdout.write(text));
+  const safe = options.isTty && !options.raw ? terminalSafe : (text: string) => text;
   return {
     json: options.json,
     human: options.isTty,
     paint: makePaint(!options.json && colorEnabled(options.env, options.isTty)),
     now: Date.now(),
-    line: (text = "") => write(text + "\n"),
+    line: (text = "") => write(safe(text) + "\n"),
     printJson: (value) => write(JSON.stringify(value, null, 2) + "\n"),
   };
 }

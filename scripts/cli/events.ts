@@ -2,6 +2,7 @@
 // events()), one line each. Without -f it prints what the manager still buffers and ends; with -f it
 // follows live ones (after --since ID when given), until Ctrl-C.
 import { eventIdAt, type SandboxClient, type SandboxEvent } from "../../sdk/index";
+import { terminalSafe } from "../admin/terminal-safe";
 import { executeCommand, expectPositionals } from "../admin/cli";
 import { isoTime } from "../admin/format";
 import type { Output } from "../admin/output";
@@ -62,7 +63,8 @@ function print(client: SandboxClient, options: { since?: string; derived: boolea
       if (!("id" in event)) {
         // A start we chose (the beginning, or a moment) that the buffer does not reach is not a loss worth a warning.
         if (event.type === "replay-gap" && options.derived) continue;
-        process.stderr.write(`events: ${out.paint.yellow(event.type)} ${event.message}\n`);
+        const line = `events: ${out.paint.yellow(event.type)} ${event.message}`;
+        process.stderr.write(`${process.stderr.isTTY ? terminalSafe(line) : line}\n`);
         continue;
       }
       out.line(out.json ? JSON.stringify({ ...event, at: isoTime(event.at) }) : eventLine(event as Published, out));

@@ -6,16 +6,19 @@ import { executeCommand } from "../admin/cli";
 import { UsageError } from "../admin/errors";
 import { parseDurationMs } from "../admin/parse";
 import { untilInterrupted } from "./interrupt";
+import { safeStream } from "../admin/terminal-safe";
 
 /** Exit codes of exec itself, outside what commands usually return (as `docker exec` does). */
 export const EXEC_EXIT = { notRun: 125, timedOut: 124, interrupted: 130 } as const;
 
-const HELP = `usage: session-sandbox exec <session> [--cwd DIR] [--timeout 90s] -- <command…>
+const HELP = `usage: session-sandbox exec <session> [--cwd DIR] [--timeout 90s] [--raw] -- <command…>
 
 Runs <command…> with \`sh -c\` in the session's VM, its stdout and stderr streamed to this terminal's as
 they come, and exits with the command's exit code. The words after \`--\` are joined with spaces, as ssh
 does: quote a command that needs its own quoting (\`-- 'ls -la "my dir"'\`). --cwd defaults to the
-session's directory; --timeout to the execTimeoutMs setting. Ctrl-C cancels the command in the VM.
+session's directory; --timeout to the execTimeoutMs setting. Ctrl-C cancels the command in the VM. On a
+terminal, escape sequences other than colors are shown, not obeyed (--raw: as they are); piped output
+is passed on byte for byte.
 
 exit codes: the command's own; ${EXEC_EXIT.timedOut} when it timed out, ${EXEC_EXIT.interrupted} when cancelled (Ctrl-C),
 ${EXEC_EXIT.notRun} when it did not run or the stream broke (the reason is on stderr)`;
@@ -41,19 +44,30 @@ export async function run(argv: string[]): Promise<number> {
       if (command === undefined) throw new UsageError("missing <command…>", "put the command after `--`");
       if (afterDashes !== undefined && words.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(words[0])} before \`--\``);
       const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs(values.timeout, "--timeout");
-      exitCode = await stream(client, session, { command, cwd: values.cwd, timeoutMs });
+      exitCode = await stream(client, session, { command, cwd: values.cwd, timeoutMs }, Boolean(values.raw));
     },
   );
   return exitCode ?? (failed === 0 ? 0 : EXEC_EXIT.notRun);
 }
 
+/**
+ * Where one of the command's streams goes: a pipe gets its bytes unchanged; a terminal gets them with every
+ * control sequence but colors shown, not obeyed (terminal-safe.ts), unless `--raw`.
+ */
+function sinkFor(stream: NodeJS.WriteStream, raw: boolean): { write(chunk: Uint8Array): void; end(): void } {
+  if (raw || !stream.isTTY) return { write: (chunk) => void stream.write(chunk), end: () => {} };
+  return safeStream((text) => void stream.write(text));
+}
+
 /** Streams one command; resolves to the exit code to leave with. */
-function stream(client: SandboxClient, session: string, request: { command: string; cwd?: string; timeoutMs?: number }): Promise<number> {
+function stream(client: SandboxClient, session: string, request: { command: string; cwd?: string; timeoutMs?: number }, raw: boolean): Promise<number> {
+  const stdout = sinkFor(process.stdout, raw);
+  const stderr = sinkFor(process.stderr, raw);
   return untilInterrupted(async (interrupted) => {
     try {
       for await (const event of client.exec(session, request, interrupted)) {
-        if (event.type === "stdout") process.stdout.write(event.data);
-        else if (event.type === "stderr") process.stderr.write(event.data);
+        if (event.type === "stdout") stdout.write(event.data);
+        else if (event.type === "stderr") stderr.write(event.data);
         else if (event.type === "exit") return event.timedOut ? EXEC_EXIT.timedOut : event.cancelled ? EXEC_EXIT.interrupted : event.exitCode;
       }
       return EXEC_EXIT.notRun;
@@ -61,6 +75,9 @@ function stream(client: SandboxClient, session: string, request: { command: stri
       // Our own Ctrl-C closed the stream, which cancelled the command in the VM.
       if (interrupted.aborted) return EXEC_EXIT.interrupted;
       throw error;
+    } finally {
+      stdout.end();
+      stderr.end();
     }
   });
 }
