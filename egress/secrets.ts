@@ -104,14 +104,33 @@ function jsonForms(value: string): string[] {
   return [escaped, escaped.replace(/\//g, "\\/")];
 }
 
+/** Every byte as `%XX`, and encodeURIComponent's form (only what needs it escaped). */
+function percentForms(value: string): string[] {
+  const every = [...Buffer.from(value, "utf8")].map((byte) => `%${byte.toString(16).padStart(2, "0")}`).join("");
+  return [encodeURIComponent(value), every];
+}
+
+/** Every character as a JSON `\uXXXX` escape (a serializer that escapes everything). */
+function jsonUnicodeForm(value: string): string {
+  return [...value].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
+}
+
 /**
- * What response redaction looks for, each mapped to the placeholder: the value as is, percent-encoded,
- * JSON-escaped and base64-encoded (standard and URL-safe, at any alignment) — the forms in which a server
- * commonly echoes what it received. Other encodings, or a value sent back in pieces, are not caught.
+ * What response redaction looks for, each mapped to the placeholder: the value as is; percent-encoded
+ * (only where needed, or every byte); JSON-escaped (`\"`, `\\`, `\/`, or every character as `\uXXXX`);
+ * hex; and base64 (standard and URL-safe, at any alignment). Hex digits are matched in either case
+ * (`%2f` and `%2F`, `\u002f`, `DEADbeef`): those forms are compared without case, so a value's own letters
+ * match in either case there too, which redacts more, never less. A value sent back in pieces, or in an
+ * encoding not listed, is not caught (docs: README, "Network, secrets and git credentials").
  */
-export function redactionPatterns(secrets: readonly CompiledSecret[]): Array<{ name: string; find: string; replacement: string }> {
+export function redactionPatterns(secrets: readonly CompiledSecret[]): Array<{ name: string; find: string; replacement: string; ignoreCase?: boolean }> {
   return secrets.flatMap((s) => {
-    const forms = new Set([s.value, encodeURIComponent(s.value), ...jsonForms(s.value), ...base64Forms(s.value)]);
-    return [...forms].map((find) => ({ name: s.name, find, replacement: s.placeholder }));
+    const exact = new Set([s.value, ...jsonForms(s.value), ...base64Forms(s.value)]);
+    const anyCase = new Set([...percentForms(s.value), jsonUnicodeForm(s.value), Buffer.from(s.value, "utf8").toString("hex")].map((form) => form.toLowerCase()));
+    for (const form of anyCase) exact.delete(form);
+    return [
+      ...[...exact].map((find) => ({ name: s.name, find, replacement: s.placeholder })),
+      ...[...anyCase].map((find) => ({ name: s.name, find, replacement: s.placeholder, ignoreCase: true })),
+    ];
   });
 }
