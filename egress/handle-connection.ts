@@ -12,6 +12,7 @@ import type { SecretRule } from "./secrets";
 import { parseAbsoluteUrl, parseAuthority } from "./target";
 import { runTunnel } from "./tunnel";
 import { UpstreamError, connectFirst, resolveTarget, type Resolver } from "./upstream";
+import type { SecretDestinations } from "./secret-destinations";
 
 export type EgressLimits = {
   /** Request and response heads larger than this get 431 / 502. */
@@ -45,6 +46,8 @@ export type ConnectionContext = {
    * an opaque tunnel would let the guest read a stored value back unredacted.
    */
   interception?: Interception;
+  /** Where the hosts that receive secrets live (secret-destinations.ts): one per proxy. */
+  secretDestinations: SecretDestinations;
 };
 
 type Request = { head: RequestHead; target: EgressTarget; originForm: string | null; rest: Buffer };
@@ -108,13 +111,24 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
     ctx.log.info("egress denied", { kind: "connect", target, rule: "secret host without interception" });
     return void refuse(client, 403, `${target} receives secrets, and this proxy cannot open its TLS (no manager CA), so it is not tunnelled: a tunnel would let the guest read a stored secret back`, ctx);
   }
-  const kind = http !== null ? "http" : intercept ? "intercept" : "connect";
+  let kind = http !== null ? "http" : intercept ? "intercept" : "connect";
   const policy = snapshotPolicy(ctx);
   try {
     const { decision, addresses } = "mode" in policy ? await decide(request, policy, ctx) : { decision: policy, addresses: [] };
     if (!decision.allowed) {
       ctx.log.info("egress denied", { kind, target, rule: decision.rule });
       return answer(client, deniedResponse(decision, request.target, ctx.howToAllow), ctx);
+    }
+    if (secrets.length > 0) ctx.secretDestinations.learnFromTarget(secrets, request.target, addresses);
+    // A CONNECT by another name (or an IP literal) to where a secret host lives: opened up, or not at all.
+    const secretHostThere = kind === "connect" && secrets.length > 0 ? await ctx.secretDestinations.ownerOf(secrets, addresses, request.target.port) : undefined;
+    if (secretHostThere !== undefined) {
+      // By an IP literal the upstream's certificate cannot be checked for a name, so it is refused too.
+      if (!ctx.interception || parseIp(request.target.host) !== null) {
+        ctx.log.info("egress denied", { kind, target, rule: "address of a secret host" });
+        return void refuse(client, 403, `${target} reaches the address of ${secretHostThere}, which receives secrets; a tunnel there would let the guest read a stored secret back, so it is not opened: connect by the name ${secretHostThere}`, ctx);
+      }
+      kind = "intercept";
     }
     if (client.destroyed) return;
     const { socket: upstream, address } = await connectFirst(addresses, request.target.port, ctx.limits.connectTimeoutMs, ctx.limits.maxConnectAttempts);
@@ -125,7 +139,7 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
     ctx.log.info("egress allowed", { kind, target, address, rule: decision.rule, ...used });
     if (prepared?.usedSecrets.length) ctx.onSubstituted(prepared.usedSecrets, request.target.host);
     if (http !== null) return await forwardPrepared(client, upstream, prepared as PreparedHttp, http, ctx);
-    if (intercept) return await interceptTunnel(client, upstream, request.rest, request.target, secrets, ctx as ConnectionContext & { interception: Interception });
+    if (kind === "intercept") return await interceptTunnel(client, upstream, request.rest, request.target, secrets, ctx as ConnectionContext & { interception: Interception });
     return await runTunnel(client, upstream, request.rest, ctx.limits.idleTimeoutMs);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;

@@ -4,6 +4,7 @@ import { createServer, type Socket } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { EgressLogger as Logger } from "./logger";
 import { endGracefully } from "./graceful-close";
+import { SecretDestinations } from "./secret-destinations";
 import { handleConnection, type EgressLimits } from "./handle-connection";
 import type { Interception } from "./intercept";
 import type { Policy } from "./policy";
@@ -74,9 +75,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   };
   let clients = 0;
   const onSubstituted = options.onSubstituted;
+  const resolver = options.resolve ?? systemResolver;
   const ctx = {
     policy: options.policy,
-    resolve: options.resolve ?? systemResolver,
+    resolve: resolver,
+    secretDestinations: new SecretDestinations(resolver, limits.resolveTimeoutMs),
     secrets: options.secrets ?? (() => []),
     // A failing listener must not fail the guest's request: the count is a report, not a gate.
     onSubstituted: (names: string[], host: string) => {

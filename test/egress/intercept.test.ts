@@ -22,9 +22,9 @@ const received: { path: string; auth: string | null; body: string }[] = [];
 /** Values the upstreams stored through one request and give back through another (hole 2). */
 const stored: string[] = [];
 
-function https(name: string, cert: { certPem: string; keyPem: string }, fetch?: (request: Request) => Response | Promise<Response>) {
+function https(name: string, cert: { certPem: string; keyPem: string }, fetch?: (request: Request) => Response | Promise<Response>, hostname = "127.0.0.1") {
   const server = Bun.serve({
-    hostname: "127.0.0.1",
+    hostname,
     port: 0,
     tls: { cert: cert.certPem, key: cert.keyPem },
     fetch:
@@ -54,7 +54,8 @@ beforeAll(async () => {
   upstreamPki = makeTestPki();
   managerPki = makeTestPki("manager CA stand-in");
   secretHost = https("api.test", upstreamPki.issue("api.test"));
-  plainHost = https("open.test", upstreamPki.issue("open.test"));
+  // A host that receives no secret lives at another address than the secret hosts (secret-destinations.ts).
+  plainHost = https("open.test", upstreamPki.issue("open.test"), undefined, "127.0.0.2");
   selfSigned = https("self.test", upstreamPki.selfSigned("self.test"));
   wrongName = https("wrong.test", upstreamPki.issue("somewhere-else.test"));
   expired = https("old.test", upstreamPki.issue("old.test", { expired: true }));
@@ -65,10 +66,10 @@ beforeAll(async () => {
   };
   storeHost = https("store.test", upstreamPki.issue("store.test"), storeHandler);
   storeHttp = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: storeHandler });
-  const names = Object.fromEntries(["api.test", "open.test", "self.test", "wrong.test", "old.test", "store.test"].map((n) => [n, ["127.0.0.1"]]));
+  const names: Record<string, string[]> = { ...Object.fromEntries(["api.test", "self.test", "wrong.test", "old.test", "store.test", "alias.test"].map((n) => [n, ["127.0.0.1"]])), "open.test": ["127.0.0.2"] };
   const issued = new Map<string, { certPem: string; keyPem: string }>();
   harness = await startHarness({
-    policy: { mode: "allowlist", allow: ["api.test", "open.test", "self.test", "wrong.test", "old.test", "store.test", "loopback"] },
+    policy: { mode: "allowlist", allow: ["api.test", "open.test", "self.test", "wrong.test", "old.test", "store.test", "alias.test", "loopback"] },
     names,
     secrets: [
       { name: "API_TOKEN", placeholder: PLACEHOLDER, value: VALUE, hosts: ["api.test", "self.test", "wrong.test", "old.test", "store.test"] },
@@ -147,6 +148,18 @@ describe.skipIf(curl === undefined)("TLS interception", () => {
     expect(direct.exitCode).toBe(0);
     expect(JSON.parse(direct.stdout)).toMatchObject({ server: "open.test", path: "/opaque" });
     expect(harness.logLines.some((line) => line.includes('"kind":"connect"') && line.includes(`open.test:${plainHost.port}`))).toBe(true);
+  });
+
+  test("a CONNECT by another name to where a secret host lives → opened up (the manager CA's certificate), never an opaque tunnel; by its IP literal → refused (403)", async () => {
+    // The guest's TLS ends at the proxy: what it sees is the manager CA's leaf (issued for the name it asked),
+    // and the upstream, which has no certificate for that name, is not reached: 502, never a tunnel.
+    const alias = await guestCurl(["-v", `https://alias.test:${secretHost.port}/`]);
+    expect(alias.stderr).toContain("manager CA stand-in");
+    expect(alias.stdout).toContain("for another name");
+    expect(harness.logLines.some((line) => line.includes('"kind":"intercept"') && line.includes(`alias.test:${secretHost.port}`))).toBe(true);
+    const literal = await guestCurl(["-v", `https://127.0.0.1:${secretHost.port}/`]);
+    expect(literal.exitCode).toBe(56);
+    expect(literal.stderr).toContain("403");
   });
 
   test.each([

@@ -7,19 +7,24 @@ const PLACEHOLDER = "SANDBOX_SECRET_CURL";
 const curl = Bun.which("curl");
 
 const receivedAuth: Array<string | null> = [];
-const target = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  fetch: (request) => (receivedAuth.push(request.headers.get("authorization")), new Response(`${new URL(request.url).pathname} auth=${request.headers.get("authorization")} ${"z".repeat(200_000)}`)),
-});
+const serveTarget = (hostname: string) =>
+  Bun.serve({
+    hostname,
+    port: 0,
+    fetch: (request) => (receivedAuth.push(request.headers.get("authorization")), new Response(`${new URL(request.url).pathname} auth=${request.headers.get("authorization")} ${"z".repeat(200_000)}`)),
+  });
+const target = serveTarget("127.0.0.1");
+// A host that receives no secret lives at another address: a tunnel to the secret host's address is opened
+// up or refused, whatever name it is asked by (egress/secret-destinations.ts).
+const tunnelTarget = serveTarget("127.0.0.2");
 let harness: Harness;
 let forwarder: Awaited<ReturnType<typeof startTcpForwarder>>;
 let forwarderPort = 0;
 
 beforeAll(async () => {
   harness = await startHarness({
-    policy: { mode: "allowlist", allow: ["api.test", "tunnel.test", "loopback"] },
-    names: { "api.test": ["127.0.0.1"], "other.test": ["127.0.0.1"], "tunnel.test": ["127.0.0.1"] },
+    policy: { mode: "allowlist", allow: ["api.test", "tunnel.test", "other-name.test", "loopback"] },
+    names: { "api.test": ["127.0.0.1"], "other.test": ["127.0.0.1"], "other-name.test": ["127.0.0.1"], "tunnel.test": ["127.0.0.2"] },
     secrets: [{ name: "CURL_TOKEN", placeholder: PLACEHOLDER, value: VALUE, hosts: ["api.test"] }],
   });
   forwarder = await startTcpForwarder(harness.socketPath);
@@ -30,6 +35,7 @@ afterAll(async () => {
   await forwarder.close();
   await harness.close();
   target.stop(true);
+  tunnelTarget.stop(true);
 });
 
 async function runCurl(args: string[]): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
@@ -50,9 +56,19 @@ describe.skipIf(curl === null)("egress proxy with curl (through a TCP→Unix for
   });
 
   test("CONNECT (curl -p) to a listed name that receives no secret → 200 through the opaque tunnel", async () => {
-    const result = await runCurl(["-p", `http://tunnel.test:${target.port}/tunnel`]);
+    const result = await runCurl(["-p", `http://tunnel.test:${tunnelTarget.port}/tunnel`]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toStartWith("/tunnel auth=null ");
+  });
+
+  test("CONNECT by an IP literal or another name to where the secret host lives, with no interception → refused (403), never tunnelled", async () => {
+    for (const url of [`http://127.0.0.1:${target.port}/tunnel`, `http://other-name.test:${target.port}/tunnel`]) {
+      const result = await runCurl(["-p", url]);
+      expect(result.exitCode).toBe(56);
+      expect(result.stderr).toContain("403");
+    }
+    const refused = await exchange(harness.socketPath, `CONNECT 127.0.0.1:${target.port} HTTP/1.1\r\n\r\n`);
+    expect(refused.toString("latin1")).toContain("reaches the address of api.test, which receives secrets");
   });
 
   test("CONNECT to a host that receives a secret, with no interception configured → refused (403), never tunnelled", async () => {
