@@ -89,7 +89,7 @@ function unsafeLockFile(fd: number, runtimeDir: string): string | undefined {
 }
 
 /** The process holding a flock on `path`, by the inode in /proc/locks, or undefined if none is found. */
-export function lockOwner(path: string): LockOwner | undefined {
+function lockOwner(path: string): LockOwner | undefined {
   let inode: number;
   try {
     inode = statSync(path).ino;

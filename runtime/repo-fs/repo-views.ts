@@ -179,12 +179,3 @@ export async function stopLeftoverRepoViews(stateDir: string, vmNames: string[])
   }
   return removed;
 }
-
-/** The refusals a VM's views logged (JSON lines, guest-controlled paths escaped), newest last. */
-export function repoViewRefusals(stateDir: string, vmName: string): string[] {
-  const dir = repoViewsDir(stateDir, vmName);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((name) => name.endsWith(".log"))
-    .flatMap((name) => readFileSync(join(dir, name), "utf8").split("\n").filter(Boolean));
-}
