@@ -10,7 +10,7 @@
  * daemon reports: the owner's files show as owned by the VM's root.
  *
  *   repo-fs --root DIR --mountpoint MP --pin DEV:INO --guest-id ID [--gitdir-root] [--gitdir REL]... [--keep REL]...
- *           [--log FILE]
+ *           [--log FILE] [--pid-file FILE]   (with a pid file: detaches, the daemon's pid written there)
  *   repo-fs --explain --root DIR [--gitdir-root] [--keep REL]... (create|write|remove|setattr) REL
  *   repo-fs --named --root DIR          (the in-tree paths host git config names, one per line)
  */
@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,33 @@ static void drop_privileges(void)
 	if (syscall(SYS_capset, &header, data) != 0) die("capset: %s", strerror(errno));
 }
 
+/*
+ * Leaves the process that started it (the manager, or one of its threads, which may be gone long before
+ * this daemon is) for a session of its own, so the one that waits for it is init, never a manager that
+ * would leave it a zombie. The new pid goes to `pid_file`, written while still root.
+ */
+static void detach(const char *pid_file)
+{
+	pid_t child = fork();
+	if (child < 0) die("fork: %s", strerror(errno));
+	if (child > 0) {
+		int fd = open(pid_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			kill(child, SIGKILL);
+			die("cannot write %s: %s", pid_file, strerror(errno));
+		}
+		char text[32];
+		int n = snprintf(text, sizeof text, "%d\n", (int)child);
+		if (write(fd, text, (size_t)n) != n) {
+			kill(child, SIGKILL);
+			die("cannot write %s", pid_file);
+		}
+		close(fd);
+		_exit(0);
+	}
+	setsid();
+}
+
 static enum repo_op parse_op(const char *word)
 {
 	if (strcmp(word, "create") == 0) return REPO_OP_CREATE;
@@ -93,7 +121,7 @@ static enum repo_op parse_op(const char *word)
 
 int main(int argc, char **argv)
 {
-	const char *root = NULL, *mountpoint = NULL, *pin = NULL, *log_path = NULL;
+	const char *root = NULL, *mountpoint = NULL, *pin = NULL, *log_path = NULL, *pid_file = NULL;
 	long guest_id = -1;
 	int explain = 0, named = 0;
 	int i = 1;
@@ -105,6 +133,7 @@ int main(int argc, char **argv)
 		else if (strcmp(arg, "--pin") == 0 && next) pin = argv[++i];
 		else if (strcmp(arg, "--guest-id") == 0 && next) guest_id = strtol(argv[++i], NULL, 10);
 		else if (strcmp(arg, "--log") == 0 && next) log_path = argv[++i];
+		else if (strcmp(arg, "--pid-file") == 0 && next) pid_file = argv[++i];
 		else if (strcmp(arg, "--keep") == 0 && next) {
 			if (g.keep_count == MAX_KEEP) die("more than %d --keep paths", MAX_KEEP);
 			g.keep[g.keep_count++] = argv[++i];
@@ -175,6 +204,7 @@ int main(int argc, char **argv)
 	struct fuse *fuse = fuse_new(&args, &repo_fs_operations, sizeof repo_fs_operations, NULL);
 	if (!fuse) die("cannot create the file system");
 	if (fuse_mount(fuse, mountpoint) != 0) die("cannot mount on %s", mountpoint);
+	if (pid_file) detach(pid_file);
 	drop_privileges();
 	struct fuse_session *session = fuse_get_session(fuse);
 	if (fuse_set_signal_handlers(session) != 0) die("cannot set signal handlers");

@@ -34,7 +34,7 @@ export function isRepoViewPath(path: string): boolean {
  * about: it ends when its mount goes (fuse_loop returns), and its mount answers nothing once it is gone.
  */
 export function repoViewsAlive(stateDir: string, vmName: string): boolean {
-  return viewRecords(stateDir, vmName).every((record) => processAlive(record.pid, record.startTime));
+  return viewRecords(stateDir, vmName).every((record) => record.pid > 0 && processAlive(record.pid, record.startTime));
 }
 
 /** The guarded mounts a VM's views were started for (to start them again after a reboot). */
@@ -106,17 +106,20 @@ export async function startRepoViews(stateDir: string, vmName: string, mounts: B
       const mountPoint = repoViewPath(stateDir, vmName, index);
       mkdirSync(mountPoint, { mode: 0o700 });
       const errorFile = `${mountPoint}.err`;
+      const pidFile = `${mountPoint}.pid`;
       const errors = openSync(errorFile, "w", 0o600);
-      let pid: number;
+      let exitCode: number;
       try {
-        const proc = Bun.spawn(daemonArgs(binary, mount, mountPoint, guestId, `${mountPoint}.log`), { stdin: "ignore", stdout: errors, stderr: errors });
-        proc.unref();
-        pid = proc.pid;
+        // The daemon mounts, then detaches (its parent, our child, exits at once): no manager thread, which
+        // may be gone by then, is left to wait for it when it ends.
+        const proc = Bun.spawn([...daemonArgs(binary, mount, mountPoint, guestId, `${mountPoint}.log`), "--pid-file", pidFile], { stdin: "ignore", stdout: errors, stderr: errors });
+        exitCode = await proc.exited;
       } finally {
         closeSync(errors);
       }
+      const pid = exitCode === 0 && existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0;
       // Recorded even when it is gone already (no start time): the clean-up still finds its mount point.
-      const startTime = processStartTime(pid) ?? "";
+      const startTime = (pid > 0 && processStartTime(pid)) || "";
       writeFileSync(`${mountPoint}.json`, JSON.stringify({ pid, startTime, mountPoint, mount } satisfies ViewRecord), { mode: 0o600 });
       await waitUntilMounted(mountPoint, pid, startTime, errorFile);
     }
@@ -127,7 +130,7 @@ export async function startRepoViews(stateDir: string, vmName: string, mounts: B
 }
 
 async function stopDaemon(record: ViewRecord): Promise<void> {
-  if (!processAlive(record.pid, record.startTime)) return;
+  if (record.pid <= 0 || !processAlive(record.pid, record.startTime)) return;
   process.kill(record.pid, "SIGTERM");
   const deadline = performance.now() + EXIT_GRACE_MS;
   while (processAlive(record.pid, record.startTime)) {
