@@ -10,6 +10,7 @@ import { Crun } from "./crun";
 import { execInVm } from "./exec";
 import { adoptVmSeccompProgram } from "./vm-seccomp";
 import { ensureExecAgent } from "./exec-agent-binary";
+import { refusalLogEnds, refusalNotes } from "../repo-fs/refusal-notes";
 import type { OciRuntime } from "./oci-runtime";
 import { CRUN_TERMINAL, openTerminal, type TerminalBackend } from "./terminal";
 import { cleanUpIncomplete } from "./incomplete";
@@ -169,7 +170,11 @@ export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base:
     },
     exec: async (name, request, sink) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
-      return tier.exec(await context(), name, request, sink);
+      // What the repository view refused meanwhile is told on the command's stderr, after its own output.
+      const since = refusalLogEnds(paths.stateDir, name);
+      const result = await tier.exec(await context(), name, request, sink);
+      for (const note of refusalNotes(paths.stateDir, name, since)) sink.stderr(new TextEncoder().encode(note));
+      return result;
     },
     openTerminal: (name, request, output) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);

@@ -138,6 +138,24 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       }
     }, 300_000);
 
+    test("a refused change → the command's stderr says what was refused and why, after its own output", async () => {
+      const repo = makeRepo();
+      const vm = await boot(repo);
+      try {
+        let stderr = "";
+        const result = await fixture.driver.exec(vm, { argv: ["sh", "-c", "git config user.name guest; echo '{}' > opencode.json"], cwd: repo }, { stdout: () => {}, stderr: (c) => (stderr += new TextDecoder().decode(c)) });
+        expect(result.exitCode).not.toBe(0);
+        expect(stderr).toContain('session-sandbox: the repository refused create ".git/config.lock": inside a git directory only git\'s working state is writable');
+        expect(stderr).toContain('session-sandbox: the repository refused create "opencode.json": OpenCode project config');
+        // The next command hears only of its own refusals.
+        stderr = "";
+        await fixture.driver.exec(vm, { argv: ["true"], cwd: repo }, { stdout: () => {}, stderr: (c) => (stderr += new TextDecoder().decode(c)) });
+        expect(stderr).toBe("");
+      } finally {
+        await fixture.driver.remove(vm);
+      }
+    }, 180_000);
+
     test("the view's daemon is killed → the guest's repository answers nothing (never a plain bind); the VM counts as stopped and its next boot serves the repository again", async () => {
       const repo = makeRepo();
       const vm = await boot(repo);
