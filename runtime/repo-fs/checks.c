@@ -50,6 +50,15 @@ void log_refusal(const char *op, const char *rel, const char *reason)
 }
 
 /* 0 when allowed; -EACCES (logged) when the rules refuse. */
+int would_refuse(const char *rel, enum repo_op op)
+{
+	rules_lock();
+	refresh_rules();
+	int refused = repo_policy_check(&g.rules, rel, op) != NULL;
+	rules_unlock();
+	return refused;
+}
+
 int allowed(const char *rel, enum repo_op op)
 {
 	rules_lock();

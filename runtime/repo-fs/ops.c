@@ -112,9 +112,29 @@ static int op_mkdir(const char *path, mode_t mode)
 	return result;
 }
 
+/* Whether the directory `rel` holds anything (an unreadable one counts as holding something). */
+static int has_entries(const char *rel)
+{
+	int fd = open_beneath(rel, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0) return 1;
+	DIR *dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return 1;
+	}
+	int found = 0;
+	struct dirent *entry;
+	while (!found && (entry = readdir(dir)) != NULL) found = strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+	closedir(dir);
+	return found;
+}
+
 static int remove_entry(const char *path, int flags)
 {
 	REAL_REL(rel, path);
+	/* git removes a file, then tries each parent directory up to the top, expecting ENOTEMPTY: a
+	 * directory that is not empty answers that, as it would anyway, rather than a logged refusal. */
+	if ((flags & AT_REMOVEDIR) && would_refuse(rel, REPO_OP_REMOVE) && has_entries(rel)) return -ENOTEMPTY;
 	int result = allowed(rel, REPO_OP_REMOVE);
 	if (result) return result;
 	return at_parent(rel, unlink_entry, &flags);

@@ -52,6 +52,8 @@ void rules_unlock(void);
 void refresh_rules(void);
 void log_refusal(const char *op, const char *rel, const char *reason);
 int allowed(const char *rel, enum repo_op op);
+/* Whether the rules refuse `op` at `rel`, without logging it (the caller answers another way). */
+int would_refuse(const char *rel, enum repo_op op);
 int todo_write_allowed(int fd, const char *rel, const char *data, size_t size, off_t offset);
 int todo_source_allowed(const char *from, const char *to);
 
