@@ -2,7 +2,7 @@
 // every moment (woken by inotify where the guest's view reports a change, and every 5 ms besides, since a
 // FUSE view reports no change the host makes), before, during and after whatever the host does.
 import { existsSync, readFileSync, statSync } from "node:fs";
-import type { RuntimeDriver } from "../../runtime/driver";
+import type { ExecRequest, RuntimeDriver } from "../../runtime/driver";
 
 /** One write the attacker keeps trying: appended (`a`) or replaced (`w`), its parents made first if asked. */
 export type AttackTarget = { path: string; content: string; mode?: "a" | "w"; parents?: boolean };
@@ -49,11 +49,17 @@ while time.time() < deadline and not os.path.exists("/tmp/attacker.stop"):
 open("/tmp/attacker.done", "w").write("done")
 `;
 
+/** A command in the VM, its output collected as text (stdout and stderr apart). */
+export async function runInVm(driver: RuntimeDriver, vm: string, request: ExecRequest): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const [out, err] = [new TextDecoder(), new TextDecoder()];
+  const result = await driver.exec(vm, { timeoutMs: 60_000, ...request }, { stdout: (chunk) => (stdout += out.decode(chunk, { stream: true })), stderr: (chunk) => (stderr += err.decode(chunk, { stream: true })) });
+  return { exitCode: result.exitCode, stdout, stderr };
+}
+
 async function guestText(driver: RuntimeDriver, vm: string, script: string, cwd: string): Promise<string> {
-  let out = "";
-  const decoder = new TextDecoder();
-  await driver.exec(vm, { argv: ["bash", "-c", script], cwd, timeoutMs: 60_000 }, { stdout: (chunk) => (out += decoder.decode(chunk)), stderr: () => {} });
-  return out;
+  return (await runInVm(driver, vm, { argv: ["bash", "-c", script], cwd })).stdout;
 }
 
 /**

@@ -4,12 +4,11 @@
 // branch. After each, host git (routine commands) and host OpenCode run from random directories of the
 // work tree. The markers the guest's programs would leave prove nothing ran, and host git's own view of its
 // configuration holds nothing the guest wrote.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { mountsOf, pinSessionMounts } from "../../app/services/mounts";
 import type { LocalFixture } from "../runtime/local-target";
-import { makeTempDir } from "../helpers";
+import { useRepositoryFixture } from "./repository-fixture";
 import { landedOnHost, startAttacker, type AttackTarget } from "./repository-attacker";
 import { hostGit, opencodeMcpList, saveByRename } from "./repository-host-actions";
 
@@ -69,23 +68,12 @@ export function repositoryGenericSuite(tier: string, make: () => Promise<LocalFi
   const seed = Number(process.env.REPO_ATTACK_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
   describe(`repository guard, generic (${tier})`, () => {
-    let fixture: LocalFixture;
-    let scratch: string;
-
-    beforeAll(async () => {
-      fixture = await make();
-      scratch = makeTempDir("ss-repo-generic-");
-    }, 600_000);
-
-    afterAll(async () => {
-      if (!fixture) return;
-      for (const vm of await fixture.driver.list({})) await fixture.driver.remove(vm.name);
-      cleanUp(fixture);
-      rmSync(scratch, { recursive: true, force: true });
-    }, 120_000);
+    const shared = useRepositoryFixture(make, cleanUp, "ss-repo-generic-");
 
     test(`every program key in every file git reads, OpenCode config at random depths, after rename-over, delete, git clean -fdX and checkout → nothing runs on the host (seed ${seed}; REPO_ATTACK_SEED reproduces)`, async () => {
       const rng = random(seed);
+      const fixture = shared.fixture();
+      const scratch = shared.scratch();
       const top = join(scratch, "repo");
       const markers = join(scratch, "markers");
       mkdirSync(markers);
@@ -134,17 +122,7 @@ export function repositoryGenericSuite(tier: string, make: () => Promise<LocalFi
       ];
       const session = join(top, randomDir());
       const name = `ss-generic-${seed.toString(36)}`;
-      await fixture.driver.create({
-        name,
-        image: fixture.image,
-        cpus: 1,
-        memoryMib: 256,
-        mounts: mountsOf(pinSessionMounts(session, { dataDir: fixture.stateDir, runtimeDir: fixture.stateDir }), []).mounts,
-        tmpSizeMib: 16,
-        volume: { name },
-        labels: {},
-        network: { mode: "none" },
-      });
+      await shared.boot(name, session);
       try {
         const attacker = await startAttacker(fixture.driver, name, session, targets);
         const hostPrograms = async (when: string) => {

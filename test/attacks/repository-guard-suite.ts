@@ -3,33 +3,25 @@
 // editor's save-by-rename, git clean, host config pointing into the work tree, a rebase). The host then
 // runs real git and real OpenCode; a marker outside the repository proves nothing of the guest's ran.
 // Run against each embedded tier (container, gVisor) through the driver, with the mounts the manager makes.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { mountsOf, pinSessionMounts } from "../../app/services/mounts";
 import { processAlive } from "../../runtime/proc-stat";
 import type { LocalFixture } from "../runtime/local-target";
-import { makeTempDir } from "../helpers";
-import { landedOnHost, startAttacker, type AttackTarget } from "./repository-attacker";
+import { useRepositoryFixture } from "./repository-fixture";
+import { landedOnHost, runInVm, startAttacker, type AttackTarget } from "./repository-attacker";
 import { hostGit, opencodeMcpList, opencodeServe, saveByRename } from "./repository-host-actions";
 
 export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixture>, cleanUp: (fixture: LocalFixture) => void): void {
   describe(`repository guard (${tier})`, () => {
+    const shared = useRepositoryFixture(make, cleanUp, "ss-repo-guard-");
     let fixture: LocalFixture;
     let scratch: string;
     let count = 0;
-
-    beforeAll(async () => {
-      fixture = await make();
-      scratch = makeTempDir("ss-repo-guard-");
-    }, 600_000);
-
-    afterAll(async () => {
-      if (!fixture) return;
-      for (const vm of await fixture.driver.list({})) await fixture.driver.remove(vm.name);
-      cleanUp(fixture);
-      rmSync(scratch, { recursive: true, force: true });
-    }, 120_000);
+    beforeAll(() => {
+      fixture = shared.fixture();
+      scratch = shared.scratch();
+    });
 
     /** A repository with one commit; `files` are committed too. */
     function makeRepo(files: Record<string, string> = {}): string {
@@ -51,22 +43,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
     }
 
     /** A VM of this tier with the mounts the manager makes for a session in `directory`. */
-    async function boot(directory: string): Promise<string> {
-      const name = `ss-guard-${count}-${Math.random().toString(36).slice(2, 6)}`;
-      const pins = pinSessionMounts(directory, { dataDir: fixture.stateDir, runtimeDir: fixture.stateDir });
-      await fixture.driver.create({
-        name,
-        image: fixture.image,
-        cpus: 1,
-        memoryMib: 256,
-        mounts: mountsOf(pins, []).mounts,
-        tmpSizeMib: 16,
-        volume: { name },
-        labels: {},
-        network: { mode: "none" },
-      });
-      return name;
-    }
+    const boot = (directory: string) => shared.boot(`ss-guard-${count}-${Math.random().toString(36).slice(2, 6)}`, directory);
 
     /**
      * The attack: the guest lies in wait with `targets` (plus a harmless control file, which it must manage
@@ -120,11 +97,9 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
           `printf 'int main(void){return 0;}\n' > main.c && cc -o main main.c && ./main && echo build-ok`,
           "git log --format=%s -3",
         ].join("\n");
-        let out = "";
-        let err = "";
-        const result = await fixture.driver.exec(vm, { argv: ["bash", "-c", script], cwd: repo, timeoutMs: 120_000 }, { stdout: (c) => (out += new TextDecoder().decode(c)), stderr: (c) => (err += new TextDecoder().decode(c)) });
-        expect({ exitCode: result.exitCode, err }).toEqual({ exitCode: 0, err: "" });
-        expect(out).toContain("npm-ok\nbuild-ok\n");
+        const result = await runInVm(fixture.driver, vm, { argv: ["bash", "-c", script], cwd: repo, timeoutMs: 120_000 });
+        expect({ exitCode: result.exitCode, err: result.stderr }).toEqual({ exitCode: 0, err: "" });
+        expect(result.stdout).toContain("npm-ok\nbuild-ok\n");
         // The host sees the guest's history, its submodule commit and its worktree's commit.
         expect(hostGit(repo, "log", "--format=%s", "-1", "v1").stdout).toMatch(/^Revert "pick-me"\n$/);
         expect(hostGit(join(repo, "lib"), "log", "--format=%s", "-1").stdout).toBe("in-submodule\n");
@@ -142,15 +117,12 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       const repo = makeRepo();
       const vm = await boot(repo);
       try {
-        let stderr = "";
-        const result = await fixture.driver.exec(vm, { argv: ["sh", "-c", "git config user.name guest; echo '{}' > opencode.json"], cwd: repo }, { stdout: () => {}, stderr: (c) => (stderr += new TextDecoder().decode(c)) });
+        const result = await runInVm(fixture.driver, vm, { argv: ["sh", "-c", "git config user.name guest; echo '{}' > opencode.json"], cwd: repo });
         expect(result.exitCode).not.toBe(0);
-        expect(stderr).toContain('session-sandbox: the repository refused create ".git/config.lock": inside a git directory only git\'s working state is writable');
-        expect(stderr).toContain('session-sandbox: the repository refused create "opencode.json": OpenCode project config');
+        expect(result.stderr).toContain('session-sandbox: the repository refused create ".git/config.lock": inside a git directory only git\'s working state is writable');
+        expect(result.stderr).toContain('session-sandbox: the repository refused create "opencode.json": OpenCode project config');
         // The next command hears only of its own refusals.
-        stderr = "";
-        await fixture.driver.exec(vm, { argv: ["true"], cwd: repo }, { stdout: () => {}, stderr: (c) => (stderr += new TextDecoder().decode(c)) });
-        expect(stderr).toBe("");
+        expect((await runInVm(fixture.driver, vm, { argv: ["true"], cwd: repo })).stderr).toBe("");
       } finally {
         await fixture.driver.remove(vm);
       }
@@ -162,8 +134,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
       try {
         const record = JSON.parse(readFileSync(join(fixture.stateDir, "repo-views", vm, "0.json"), "utf8")) as { pid: number; startTime: string };
         process.kill(record.pid, "SIGKILL");
-        let out = "";
-        await fixture.driver.exec(vm, { argv: ["sh", "-c", `cat ${repo}/README.md 2>&1; echo rc=$?`], cwd: "/" }, { stdout: (c) => (out += new TextDecoder().decode(c)), stderr: () => {} });
+        const out = (await runInVm(fixture.driver, vm, { argv: ["sh", "-c", `cat ${repo}/README.md 2>&1; echo rc=$?`], cwd: "/" })).stdout;
         expect(out).toMatch(/rc=[1-9]/);
         expect(out).not.toContain("# repo");
         // The killed daemon may still be on its way out (its connection aborted first): wait until it is gone.
@@ -171,9 +142,7 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         while (processAlive(record.pid, record.startTime) && Date.now() < deadline) await Bun.sleep(10);
         expect((await fixture.driver.inspect(vm))?.status).toBe("stopped");
         await fixture.driver.start(vm);
-        out = "";
-        await fixture.driver.exec(vm, { argv: ["cat", "README.md"], cwd: repo }, { stdout: (c) => (out += new TextDecoder().decode(c)), stderr: () => {} });
-        expect(out).toBe("# repo\n");
+        expect((await runInVm(fixture.driver, vm, { argv: ["cat", "README.md"], cwd: repo })).stdout).toBe("# repo\n");
       } finally {
         await fixture.driver.remove(vm);
       }

@@ -1,8 +1,8 @@
 // The host side of the repository attacks: what a user does next on the host (real git, an editor's
 // save-by-rename, real OpenCode starting in a directory of the work tree), each bounded in time.
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { opencodeBinary } from "../e2e/opencode-server";
+import { offlineOpencodeEnv, opencodeBinary } from "../e2e/opencode-server";
 
 export type HostRun = { exitCode: number; stdout: string; stderr: string };
 
@@ -26,23 +26,7 @@ export function saveByRename(path: string, content: string): void {
 }
 
 function opencodeEnv(scratch: string): Record<string, string> {
-  const home = join(scratch, "oc-home");
-  for (const dir of [".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(home, dir), { recursive: true });
-  return {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, ".config"),
-    XDG_DATA_HOME: join(home, ".local/share"),
-    XDG_CACHE_HOME: join(home, ".cache"),
-    XDG_STATE_HOME: join(home, ".local/state"),
-    OPENCODE_DISABLE_AUTOUPDATE: "1",
-    OPENCODE_DISABLE_MODELS_FETCH: "1",
-    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-    OPENCODE_DISABLE_SHARE: "1",
-    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-    npm_config_registry: "http://127.0.0.1:9/",
-    npm_config_fetch_retries: "0",
-  };
+  return offlineOpencodeEnv(join(scratch, "oc-home"));
 }
 
 /**

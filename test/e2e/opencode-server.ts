@@ -38,30 +38,33 @@ export type OpencodeOptions = {
   env?: Record<string, string>;
 };
 
-export async function startOpencode({ root, projectDir, config, env = {} }: OpencodeOptions): Promise<OpencodeServer> {
-  const home = join(root, "home");
+/** The environment of an isolated, offline OpenCode whose HOME (and XDG dirs, made here) is `home`. */
+export function offlineOpencodeEnv(home: string): Record<string, string> {
   for (const dir of [".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(home, dir), { recursive: true });
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    SHELL: "/bin/bash",
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    OPENCODE_DISABLE_SHARE: "1",
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+    // Offline: a registry on a closed loopback port, and no retries, so dependency installs fail in ms.
+    npm_config_registry: "http://127.0.0.1:9/",
+    npm_config_fetch_retries: "0",
+  };
+}
+
+export async function startOpencode({ root, projectDir, config, env = {} }: OpencodeOptions): Promise<OpencodeServer> {
   writeFileSync(join(projectDir, "opencode.json"), JSON.stringify(config, null, 2));
   const proc = Bun.spawn([opencodeBinary(), "serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs", "--log-level", "INFO"], {
     cwd: projectDir,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      SHELL: "/bin/bash",
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local/share"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_STATE_HOME: join(home, ".local/state"),
-      OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
-      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-      OPENCODE_DISABLE_SHARE: "1",
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-      // Offline: a registry on a closed loopback port, and no retries, so dependency installs fail in ms.
-      npm_config_registry: "http://127.0.0.1:9/",
-      npm_config_fetch_retries: "0",
-      ...env,
-    },
+    env: { ...offlineOpencodeEnv(join(root, "home")), ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
