@@ -4,7 +4,7 @@
 // runs real git and real OpenCode; a marker outside the repository proves nothing of the guest's ran.
 // Run against each embedded tier (container, gVisor) through the driver, with the mounts the manager makes.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { processAlive } from "../../runtime/proc-stat";
 import type { LocalFixture } from "../runtime/local-target";
@@ -123,6 +123,23 @@ export function repositoryGuardSuite(tier: string, make: () => Promise<LocalFixt
         expect(result.stderr).toContain('session-sandbox: the repository refused create "opencode.json": OpenCode project config');
         // The next command hears only of its own refusals.
         expect((await runInVm(fixture.driver, vm, { argv: ["true"], cwd: repo })).stderr).toBe("");
+      } finally {
+        await fixture.driver.remove(vm);
+      }
+    }, 180_000);
+
+    test("a FIFO the host left in the repository → a guest reader waits in its own kernel, as on any mount, while the repository keeps answering; a FIFO the guest makes never reaches the host", async () => {
+      const repo = makeRepo();
+      expect(Bun.spawnSync(["mkfifo", join(repo, "host-fifo")]).exitCode).toBe(0);
+      const vm = await boot(repo);
+      try {
+        const script = "timeout 2 cat host-fifo & ls -a >/dev/null; cat README.md; mkfifo guest-fifo 2>/dev/null; wait";
+        const result = await runInVm(fixture.driver, vm, { argv: ["sh", "-c", script], cwd: repo, timeoutMs: 30_000 });
+        expect(result.stdout).toBe("# repo\n");
+        // Refused by the view, or (gVisor) kept in the guest's own kernel: either way no FIFO on the host.
+        expect(lstatSync(join(repo, "guest-fifo"), { throwIfNoEntry: false })?.isFIFO() ?? false).toBe(false);
+        // The host's own FIFO is still a FIFO, and no host program was made to wait on anything.
+        expect(lstatSync(join(repo, "host-fifo")).isFIFO()).toBe(true);
       } finally {
         await fixture.driver.remove(vm);
       }
