@@ -97,7 +97,20 @@ export type ExecRequest = {
   signal?: AbortSignal;
 };
 
-export type ExecSink = { stdout(chunk: Uint8Array): void; stderr(chunk: Uint8Array): void };
+/**
+ * The consumer's window on a command's output: undefined while it has room, else a promise that settles once
+ * it has room again. A producer given a promise reads no more of the guest's output until it settles, so the
+ * guest's own writes block: output is paused, never dropped and never buffered without bound (each hop of
+ * the way to the client has one; README "Output and slow readers").
+ */
+export type OutputRoom = () => Promise<void> | undefined;
+
+export type ExecSink = {
+  stdout(chunk: Uint8Array): void;
+  stderr(chunk: Uint8Array): void;
+  /** Asked after each chunk; absent: the consumer takes everything as it comes. */
+  room?: OutputRoom;
+};
 
 export type ExecResult = {
   /** The guest command's exit code (128+n when killed by signal n). */
@@ -188,9 +201,10 @@ export interface RuntimeDriver {
   exec(name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult>;
   /**
    * Runs the guest's interactive shell under a PTY made inside the VM (never on the host); its output,
-   * stdout and stderr merged as a terminal shows them, goes to `output`. Absent where a runtime has none.
+   * stdout and stderr merged as a terminal shows them, goes to `output`, paced by `room` as an exec's sink is.
+   * Absent where a runtime has none.
    */
-  openTerminal?(name: string, request: TerminalRequest, output: (chunk: Uint8Array) => void): TerminalHandle;
+  openTerminal?(name: string, request: TerminalRequest, output: (chunk: Uint8Array) => void, room?: OutputRoom): TerminalHandle;
   inspect(name: string): Promise<VmInfo | undefined>;
   /** VMs whose labels include every given label. */
   list(labels: Record<string, string>): Promise<VmInfo[]>;

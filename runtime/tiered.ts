@@ -144,10 +144,10 @@ export function createTieredDriver(drivers: TierDrivers, defaultTier: IsolationT
   };
   // A terminal opens synchronously but its VM's tier is known only after asking the runtimes: keystrokes
   // and resizes wait for the real terminal, in the order they came.
-  tiered.openTerminal = (name, request, output) => {
+  tiered.openTerminal = (name, request, output, room) => {
     const opened = holderOf(name).then((driver) => {
       if (!driver.openTerminal) throw new RuntimeError("UNAVAILABLE", `the ${driver.name} runtime has no interactive terminal; run commands with exec, or move the session to the container tier (session-sandbox isolation <session> container)`);
-      return driver.openTerminal(name, request, output);
+      return driver.openTerminal(name, request, output, room);
     });
     opened.catch(() => undefined); // reported through `result`
     return {

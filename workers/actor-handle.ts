@@ -1,7 +1,8 @@
 // The main thread's handle on one session actor Worker: typed calls over postMessage, and fail-closed
 // behaviour: when the Worker dies, every pending call is rejected at once with ACTOR_CRASHED.
 import type { VmSpec } from "../runtime/driver";
-import type { ActorEvent, ActorInit, ActorRequest, ActorState, DriverConfig, ErrorRecord, ExecCommand, ExecOutcome, StopReason } from "./protocol";
+import { createTakenReporter } from "./output-window";
+import type { ActorEvent, ActorInit, ActorNotice, ActorRequest, ActorState, DriverConfig, ErrorRecord, ExecCommand, ExecOutcome, StopReason } from "./protocol";
 
 export class ActorCallError extends Error {
   constructor(readonly record: ErrorRecord) {
@@ -14,8 +15,17 @@ type Pending = {
   resolve(value: unknown): void;
   reject(error: ActorCallError): void;
   onStarted?: () => void;
-  onChunk?: (stream: "stdout" | "stderr", data: Uint8Array) => void;
+  onChunk?: OnChunk;
+  /** An exec's: reports to the actor what its consumer took of the output. */
+  taken?: { took(bytes: number): void };
 };
+
+/**
+ * An exec's output, as it arrives. A promise means the consumer could not take the chunk yet (its client
+ * reads slowly): it settles when it has, and only then is the chunk counted as taken, so the actor's window
+ * (workers/output-window.ts) holds the guest back. Undefined: taken at once.
+ */
+export type OnChunk = (stream: "stdout" | "stderr", data: Uint8Array) => Promise<void> | undefined | void;
 
 export type ActorHooks = {
   onState(state: ActorState): void;
@@ -26,7 +36,7 @@ export type ActorHooks = {
   onExit(handle: ActorHandle, crashed: boolean): void;
 };
 
-export type ExecCallbacks = { onStarted(): void; onChunk(stream: "stdout" | "stderr", data: Uint8Array): void };
+export type ExecCallbacks = { onStarted(): void; onChunk: OnChunk };
 
 type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> : never;
 
@@ -38,7 +48,7 @@ const WORKER_URL = new URL("./session-actor.worker.ts", import.meta.url);
  * thread (workers/in-process-transport.ts). `terminate` ends it as a crash would: `onDeath` follows.
  */
 export type ActorTransport = {
-  post(request: ActorRequest): void;
+  post(message: ActorRequest | ActorNotice): void;
   listen(onEvent: (event: ActorEvent) => void, onDeath: (message: string) => void): void;
   terminate(): void;
 };
@@ -100,7 +110,7 @@ export function workerTransport(vmName: string, driver: DriverConfig): ActorTran
   const worker = claimWorker();
   worker.postMessage({ type: "init", vmName, driver } satisfies ActorInit);
   return {
-    post: (request) => worker.postMessage(request),
+    post: (message) => worker.postMessage(message),
     listen(onEvent, onDeath) {
       worker.onmessage = (event: MessageEvent<ActorEvent>) => onEvent(event.data);
       worker.onerror = (event) => onDeath(`session actor for ${vmName} failed: ${event.message}`);
@@ -134,6 +144,8 @@ export class ActorHandle {
 
   exec(spec: VmSpec, command: ExecCommand, callbacks: ExecCallbacks): { execId: number; done: Promise<ExecOutcome> } {
     const { id, promise } = this.send({ type: "exec", spec, command }, callbacks);
+    const pending = this.pending.get(id);
+    if (pending) pending.taken = createTakenReporter((bytes) => !this.dead && this.transport.post({ type: "output-taken", execId: id, bytes }));
     return { execId: id, done: promise as Promise<ExecOutcome> };
   }
 
@@ -199,8 +211,15 @@ export class ActorHandle {
         return this.hooks.onLog(event.level, event.message, event.fields);
       case "exec-started":
         return this.pending.get(event.id)?.onStarted?.();
-      case "chunk":
-        return this.pending.get(event.id)?.onChunk?.(event.stream, event.data);
+      case "chunk": {
+        const pending = this.pending.get(event.id);
+        if (!pending?.onChunk) return;
+        const bytes = event.data.byteLength;
+        const taking = pending.onChunk(event.stream, event.data);
+        if (taking instanceof Promise) void taking.then(() => pending.taken?.took(bytes));
+        else pending.taken?.took(bytes);
+        return;
+      }
       case "reply": {
         const pending = this.pending.get(event.id);
         this.pending.delete(event.id);

@@ -14,8 +14,10 @@ export function inProcessTransport(driver: RuntimeDriver, vmName: string): Actor
   let onDeath: (message: string) => void = () => {};
   const actor = createSessionActor(driver, vmName, (event) => queueMicrotask(() => alive && onEvent(event)));
   return {
-    post: (request) => {
-      if (alive) void actor.receive(request);
+    post: (message) => {
+      if (!alive) return;
+      if (message.type === "output-taken") actor.notice(message);
+      else void actor.receive(message);
     },
     listen(eventListener, deathListener) {
       onEvent = eventListener;

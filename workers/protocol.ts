@@ -70,6 +70,12 @@ export type ActorRequest =
   | { type: "terminal-input"; id: number; execId: number; data: Uint8Array | null }
   | { type: "terminal-resize"; id: number; execId: number; rows: number; cols: number };
 
+/**
+ * A message to the actor that gets no reply: the main thread's consumer of an exec's output took `bytes` more
+ * of it (workers/output-window.ts), in batches of a quarter of the window: a reply each would double the messages.
+ */
+export type ActorNotice = { type: "output-taken"; execId: number; bytes: number };
+
 export type ErrorRecord = { code: ActorErrorCode; message: string };
 export type ActorErrorCode = "RUNTIME_FAILED" | "RUNTIME_UNAVAILABLE" | "BUSY" | "ACTOR_CRASHED" | "REVOKED";
 

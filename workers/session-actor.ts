@@ -2,7 +2,8 @@
 // recreate, stop, remove, discover). Execs run concurrently inside a running VM but never overlap a step.
 // Plain module: the Worker entry (session-actor.worker.ts) only wires messages to it.
 import { RuntimeError, type RuntimeDriver, type TerminalHandle, type VmSpec } from "../runtime/driver";
-import { REVOKING_REASONS, type ActorEvent, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
+import { createOutputWindow, type OutputWindow } from "./output-window";
+import { REVOKING_REASONS, type ActorEvent, type ActorNotice, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
 
 export class ActorError extends Error {
   constructor(readonly record: ErrorRecord) {
@@ -10,11 +11,17 @@ export class ActorError extends Error {
   }
 }
 
-export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: (event: ActorEvent) => void) {
+/**
+ * `emit` posts an event; `transfer` lists buffers that move with it instead of being copied (a Worker's
+ * postMessage; the in-process transport ignores it).
+ */
+export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: (event: ActorEvent, transfer?: ArrayBuffer[]) => void) {
   let state: ActorState = { vmName, status: "absent", spec: null, createdAt: null, runningExecs: 0, lastStopReason: null };
   const running = new Map<number, AbortController>();
   /** Open terminals by exec id (registered synchronously after exec-started, so input sent after it finds them). */
   const terminals = new Map<number, TerminalHandle>();
+  /** Each running exec's output window (workers/output-window.ts), by exec id. */
+  const windows = new Map<number, OutputWindow>();
   let drained = Promise.withResolvers<void>();
   drained.resolve();
   let queue: Promise<unknown> = Promise.resolve();
@@ -141,11 +148,24 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
 
   async function exec(id: number, spec: VmSpec, command: ExecCommand) {
     const controller = new AbortController();
+    const window = createOutputWindow();
+    windows.set(id, window);
+    // A cancelled command is killed: what it still prints must not wait for a consumer that is gone.
+    controller.signal.addEventListener("abort", () => window.open(), { once: true });
+    try {
+      return await execPaced(id, spec, command, controller, window);
+    } finally {
+      window.open();
+      windows.delete(id);
+    }
+  }
+
+  async function execPaced(id: number, spec: VmSpec, command: ExecCommand, controller: AbortController, window: OutputWindow) {
     const receivedAt = revision;
     await admit(id, spec, controller, receivedAt);
     emit({ type: "exec-started", id });
     try {
-      return await runIn(id, command, controller);
+      return await runIn(id, command, controller, window);
     } catch (error) {
       // The VM vanished behind our back (removed outside the manager): the command never started, so
       // boot a fresh VM and run it there once.
@@ -154,7 +174,7 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
       await step(discover);
       await admit(id, spec, controller, receivedAt);
       try {
-        return await runIn(id, command, controller);
+        return await runIn(id, command, controller, window);
       } catch (retryError) {
         throw runtimeFailure("running a command in", retryError);
       }
@@ -163,10 +183,21 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     }
   }
 
-  async function runTerminal(id: number, command: ExecCommand, controller: AbortController, size: { rows: number; cols: number }) {
+  /**
+   * Posts a chunk of exec `id`'s output, counted against its window. A chunk is often a view into a larger
+   * buffer (a socket read holding several frames), and a posted view is cloned with its whole buffer: the
+   * chunk is copied into one of its own size, which then moves to the main thread without another copy.
+   */
+  function post(id: number, window: OutputWindow, stream: "stdout" | "stderr", data: Uint8Array): void {
+    window.sent(data.byteLength);
+    const own = new Uint8Array(data); // a copy (Buffer#slice would be a view)
+    emit({ type: "chunk", id, stream, data: own }, [own.buffer]);
+  }
+
+  async function runTerminal(id: number, command: ExecCommand, controller: AbortController, window: OutputWindow, size: { rows: number; cols: number }) {
     if (!driver.openTerminal) throw new RuntimeError("UNAVAILABLE", `the ${driver.name} runtime has no interactive terminal; run commands with exec`);
     const request = { cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal, ...size };
-    const terminal = driver.openTerminal(vmName, request, (data) => emit({ type: "chunk", id, stream: "stdout", data }));
+    const terminal = driver.openTerminal(vmName, request, (data) => post(id, window, "stdout", data), window.room);
     terminals.set(id, terminal);
     try {
       return await terminal.result;
@@ -175,16 +206,18 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     }
   }
 
-  function runIn(id: number, command: ExecCommand, controller: AbortController) {
-    if (command.terminal) return runTerminal(id, command, controller, command.terminal);
+  function runIn(id: number, command: ExecCommand, controller: AbortController, window: OutputWindow) {
+    if (command.terminal) return runTerminal(id, command, controller, window, command.terminal);
     return driver.exec(
       vmName,
       { argv: command.argv, cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal },
-      {
-        stdout: (data) => emit({ type: "chunk", id, stream: "stdout", data }),
-        stderr: (data) => emit({ type: "chunk", id, stream: "stderr", data }),
-      },
+      { stdout: (data) => post(id, window, "stdout", data), stderr: (data) => post(id, window, "stderr", data), room: window.room },
     );
+  }
+
+  /** A notice needs no answer: the main thread's consumer took some of an exec's output. */
+  function notice(message: ActorNotice): void {
+    windows.get(message.execId)?.taken(message.bytes);
   }
 
   async function handle(request: ActorRequest): Promise<unknown> {
@@ -225,7 +258,7 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
   // or retirement). Learn the truth before the first request is served.
   void step(discover).catch(() => undefined);
 
-  return { receive, state: () => state };
+  return { receive, notice, state: () => state };
 }
 
 export type SessionActor = ReturnType<typeof createSessionActor>;

@@ -3,7 +3,7 @@
 // is being built wait for it, in order. Everything this file imports is paid by every live actor: keep it
 // to what an actor needs (docs/performance.md, "Manager memory per live actor").
 import { createDriver } from "./create-driver";
-import type { ActorEvent, ActorInit, ActorRequest } from "./protocol";
+import type { ActorEvent, ActorInit, ActorNotice, ActorRequest } from "./protocol";
 import { createSessionActor, type SessionActor } from "./session-actor";
 
 declare const self: Worker;
@@ -19,8 +19,8 @@ let bootedSinceCollect = false;
  * built), and an actor that then only runs commands allocates too little for JSC to collect it soon: one
  * full collection after the command that booted the VM has answered, off that command's path.
  */
-function post(event: ActorEvent): void {
-  self.postMessage(event);
+function post(event: ActorEvent, transfer?: ArrayBuffer[]): void {
+  self.postMessage(event, transfer ?? []);
   if (event.type === "state" && event.state.status === "booting") bootedSinceCollect = true;
   else if (event.type === "reply" && bootedSinceCollect) {
     bootedSinceCollect = false;
@@ -36,7 +36,7 @@ async function start({ vmName, driver }: ActorInit): Promise<SessionActor> {
   return started;
 }
 
-self.onmessage = (event: MessageEvent<ActorInit | ActorRequest>) => {
+self.onmessage = (event: MessageEvent<ActorInit | ActorRequest | ActorNotice>) => {
   const message = event.data;
   if (!actor) {
     // Fail closed: an actor without a driver must die (its handle then rejects every call), not hang.
@@ -48,5 +48,6 @@ self.onmessage = (event: MessageEvent<ActorInit | ActorRequest>) => {
     return;
   }
   if (message.type === "init") return;
+  if (message.type === "output-taken") return void actor.then((ready) => ready.notice(message));
   void actor.then((ready) => ready.receive(message));
 };

@@ -8,6 +8,7 @@ import { Elysia, t } from "elysia";
 import { DomainError } from "../errors";
 import { jsonObjectBody } from "../http/json-body";
 import { createLineTracker, errorLine, exitLine, wantsText } from "../http/exec-text";
+import { createPacedStream } from "../http/paced-stream";
 import { errors, ExecBody, SessionParams } from "../http/schemas";
 import type { ExecService } from "../services/exec";
 
@@ -29,27 +30,18 @@ export function execRoutes(execService: ExecService) {
       // A quiet command must not be cut by the server's idle timeout (lifted in app/http/server-guard.ts
       // for the real server; here too when Elysia serves itself); the exec has its own timeout.
       server?.timeout(request, 0);
+      // The client went away: kill the command in the VM. A client that reads slowly holds the command's
+      // output back instead (paced-stream.ts): it runs on, paused, until the client reads or its timeout.
       const cancel = new AbortController();
-      request.signal.addEventListener("abort", () => cancel.abort(), { once: true });
-      let closed = false;
-      let output!: ReadableStreamDefaultController<Uint8Array>;
-      const stream = new ReadableStream<Uint8Array>({
-        start: (controller) => void (output = controller),
-        cancel: () => {
-          closed = true;
-          cancel.abort(); // the client went away: kill the command in the VM
-        },
-      });
-      const enqueue = (bytes: Uint8Array) => {
-        if (!closed) output.enqueue(bytes);
-      };
+      const output = createPacedStream(() => cancel.abort());
+      request.signal.addEventListener("abort", () => (cancel.abort(), output.close()), { once: true });
       const text = wantsText(request.headers.get("accept"));
       const lines = createLineTracker();
       // Text: raw bytes and a status line, no heartbeat (it would be output). NDJSON: one event per line.
       const write = (event: ExecStreamEvent) => {
-        if (!text) return enqueue(encoder.encode(JSON.stringify(event) + "\n"));
-        if (event.type === "exit") enqueue(encoder.encode(lines.final(exitLine(event))));
-        else if (event.type === "error") enqueue(encoder.encode(lines.final(errorLine(event.code, event.message))));
+        if (!text) return output.write(encoder.encode(JSON.stringify(event) + "\n"));
+        if (event.type === "exit") output.write(encoder.encode(lines.final(exitLine(event))));
+        else if (event.type === "error") output.write(encoder.encode(lines.final(errorLine(event.code, event.message))));
       };
       // Refusals (nothing ran) reject here: an ordinary error response.
       const { prepared, outcome } = await execService.start(params.id, body, {
@@ -57,7 +49,7 @@ export function execRoutes(execService: ExecService) {
         onChunk: (name, data) => {
           if (!text) return write({ type: name, data: Buffer.from(data).toString("base64") });
           lines.saw(data);
-          enqueue(data);
+          return output.write(data);
         },
       });
       write({ type: "started", vmName: prepared.spec.name, callID: prepared.callID });
@@ -69,8 +61,7 @@ export function execRoutes(execService: ExecService) {
           const error = settled.error;
           write(error instanceof DomainError ? { type: "error", code: error.errorCode, message: error.message } : { type: "error", code: "INTERNAL", message: String(error) });
         }
-        if (!closed) output.close();
-        closed = true;
+        output.close();
       });
       const headers = {
         "content-type": text ? "text/plain; charset=utf-8" : "application/x-ndjson",
@@ -78,7 +69,7 @@ export function execRoutes(execService: ExecService) {
         "x-session-sandbox-call-id": prepared.callID,
         "x-session-sandbox-vm": prepared.spec.name,
       };
-      return new Response(stream, { headers });
+      return new Response(output.stream, { headers });
     },
     {
       params: SessionParams,

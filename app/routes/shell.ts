@@ -44,8 +44,37 @@ function parseControl(message: unknown): ShellClientMessage | undefined {
   return undefined;
 }
 
-type Connection = { abort: AbortController; control?: TerminalControl; started: boolean; early: (Uint8Array | null)[]; size?: { rows: number; cols: number } };
-type Socket = { send(data: string | Uint8Array): unknown; close(code?: number, reason?: string): unknown; readyState: number };
+type Connection = {
+  abort: AbortController;
+  control?: TerminalControl;
+  started: boolean;
+  early: (Uint8Array | null)[];
+  size?: { rows: number; cols: number };
+  /** Settles when the socket drained (or closed): the shell's output waits on it while the operator's socket is full. */
+  drained?: PromiseWithResolvers<void>;
+};
+type Socket = { send(data: string | Uint8Array): unknown; close(code?: number, reason?: string): unknown; readyState: number; getBufferedAmount(): number };
+
+/**
+ * Output queued on the operator's socket before the shell's output waits for it to drain (backpressure: the
+ * shell in the VM is paused, as behind a slow terminal). Far below Bun's backpressureLimit, past which
+ * `send` would drop the frame.
+ */
+export const SHELL_HIGH_WATER_BYTES = 1024 * 1024;
+
+/** Sends terminal output; a promise when the socket is above its mark, settled by its drain or close. */
+function sendOutput(socket: Socket, connection: Connection, data: Uint8Array): Promise<void> | undefined {
+  if (socket.readyState !== 1) return undefined;
+  socket.send(data);
+  if (socket.getBufferedAmount() < SHELL_HIGH_WATER_BYTES) return undefined;
+  connection.drained ??= Promise.withResolvers<void>();
+  return connection.drained.promise;
+}
+
+function wake(connection: Connection | undefined): void {
+  connection?.drained?.resolve();
+  if (connection) connection.drained = undefined;
+}
 
 export function shellRoutes(execService: ExecService) {
   const connections = new WeakMap<object, Connection>();
@@ -69,7 +98,7 @@ export function shellRoutes(execService: ExecService) {
           for (const data of connection.early.splice(0)) connection.control?.input(data);
           if (connection.size) connection.control?.resize(connection.size.rows, connection.size.cols);
         },
-        onChunk: (_stream, data) => socket.readyState === 1 && socket.send(data),
+        onChunk: (_stream, data) => sendOutput(socket, connection, data),
         onTerminal: (control) => void (connection.control = control),
       })
       .then(
@@ -103,8 +132,13 @@ export function shellRoutes(execService: ExecService) {
         if (connection.started) connection.control?.resize(control.rows, control.cols);
       }
     },
+    drain(ws) {
+      wake(connections.get(ws.raw));
+    },
     close(ws) {
-      connections.get(ws.raw)?.abort.abort(); // the operator went away: kill the shell in the VM
+      const connection = connections.get(ws.raw);
+      connection?.abort.abort(); // the operator went away: kill the shell in the VM
+      wake(connection);
     },
     detail: { operationId: "openShell", summary: "Interactive shell on a PTY in the session's VM (WebSocket; binary frames carry keystrokes and output, JSON text frames resize and report exit)" },
   });

@@ -1,5 +1,6 @@
 // Runs a prepared command through the supervisor, recording it in the exec history and keeping it
 // cancellable by its call id (per root session) while it runs.
+import type { OnChunk } from "../../workers/actor-handle";
 import type { ExecOutcome } from "../../workers/protocol";
 import { DomainError } from "../errors";
 import { newId } from "../ids";
@@ -14,7 +15,8 @@ export type ExecHooks = {
   /** Aborting it cancels the command in the VM (the client went away). */
   signal: AbortSignal;
   onStarted(): void;
-  onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+  /** A promise: the client cannot take more yet, and the command's output waits (backpressure). */
+  onChunk: OnChunk;
 };
 
 type Running = { historyId: string; abort: AbortController; done: Promise<unknown> };
@@ -64,7 +66,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         },
         onChunk: (stream, data) => {
           record?.chunk(data);
-          hooks.onChunk(stream, data);
+          return hooks.onChunk(stream, data);
         },
       });
       finish({ ...outcome, error: null });

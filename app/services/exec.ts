@@ -6,6 +6,7 @@
 import type { VmSpec } from "../../runtime/driver";
 import type { IsolationChoice, TierResolution } from "../../runtime/isolation";
 import { GUEST_HOME, GUEST_PATH } from "../../runtime/guest-layout";
+import type { OnChunk } from "../../workers/actor-handle";
 import type { ExecCommand, ExecOutcome } from "../../workers/protocol";
 import { DomainError, NotSandboxedError, RuntimeFailedError, SettingOutOfRangeError } from "../errors";
 import type { EventBus } from "../events/event-bus";
@@ -89,7 +90,8 @@ export type ShellHooks = {
   /** Aborting it kills the shell in the VM (the operator went away). */
   signal: AbortSignal;
   onStarted(vmName: string): void;
-  onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+  /** A promise: the operator's socket cannot take more yet, and the shell's output waits. */
+  onChunk: OnChunk;
   onTerminal(control: TerminalControl): void;
 };
 

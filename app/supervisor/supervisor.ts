@@ -1,7 +1,7 @@
 // The supervisor (main thread): the global cap of running VMs with least-recently-used eviction, the
 // idle sweep, removals, and the route from an exec request to the session's actor.
 import type { VmInfo, VmSpec } from "../../runtime/driver";
-import { ActorCallError } from "../../workers/actor-handle";
+import { ActorCallError, type OnChunk } from "../../workers/actor-handle";
 import { createActorRegistry, type OpenActor } from "../../workers/actor-registry";
 import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, ShuttingDownError, VmCapReachedError, VmNotFoundError } from "../errors";
@@ -43,7 +43,8 @@ export type ExecInput = {
   command: ExecCommand;
   signal?: AbortSignal;
   onStarted(): void;
-  onChunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+  /** Output as it arrives; a promise holds the command's output back until it settles (actor-handle.ts). */
+  onChunk: OnChunk;
   /** For a terminal command (command.terminal): how its keystrokes and window size reach it, once handed to its actor. */
   onTerminal?(terminal: TerminalControl): void;
 };

@@ -182,7 +182,8 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
     settle({ kind: "unavailable" });
   };
 
-  const onFrame = (type: string, payload: Buffer) => {
+  /** Handles one frame; a promise when it was output the consumer has no room after: the frames after it wait. */
+  const onFrame = (type: string, payload: Buffer): Promise<void> | undefined | void => {
     if (phase === "placing") {
       if (type !== "P" || payload.length !== 4) return refuse();
       handlerPid = hostPidOf(ctx, record, initPid, payload.readUInt32LE(0));
@@ -197,8 +198,11 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
       return placed.resolve(true);
     }
     if (phase === "ready") return refuse(); // a handler speaks only once given its command
-    if (type === "O") return void sink?.stdout(payload);
-    if (type === "E") return void sink?.stderr(payload);
+    if (type === "O" || type === "E") {
+      if (type === "O") sink?.stdout(payload);
+      else sink?.stderr(payload);
+      return sink?.room?.();
+    }
     if (type === "X" && payload.length === 4) return settle({ kind: "exit", code: payload.readUInt32LE(0) });
     if (type === "N") return settle({ kind: "exit", code: 127 });
     if (type === "F") return settle({ kind: "failed", reason: payload.toString("utf8") });
@@ -206,25 +210,50 @@ export async function placeHandler(ctx: DriverContext, name: string, record: VmR
   };
   let sink: ExecSink | undefined;
 
-  const onData = (chunk: Buffer) => {
-    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-    while (open && buffered.length >= 5) {
+  /**
+   * Backpressure: while the consumer has no room, the socket is paused, so the agent's writes block, the
+   * command's pipe fills and the command's own writes block. Frames already read wait here, in order; the
+   * hang-up waits behind them, so an exit code sent before it is never lost to a pause.
+   */
+  let waitingForRoom = false;
+  let hungUp = false;
+  const readFrames = () => {
+    while (open && !waitingForRoom && buffered.length >= 5) {
       const size = buffered.readUInt32LE(1);
       if (size > MAX_FRAME) {
         if (phase !== "running") return refuse();
         return settle({ kind: "failed", reason: `its exec agent sent a frame of ${size} bytes (at most ${MAX_FRAME})` });
       }
-      if (buffered.length < 5 + size) return;
+      if (buffered.length < 5 + size) break;
       const type = String.fromCharCode(buffered[0]!);
       const payload = buffered.subarray(5, 5 + size);
       buffered = buffered.subarray(5 + size);
-      onFrame(type, payload);
+      const wait = onFrame(type, payload);
+      if (wait) {
+        waitingForRoom = true;
+        socket?.pause();
+        void wait.then(() => {
+          waitingForRoom = false;
+          socket?.resume();
+          readFrames();
+        });
+      }
     }
+    if (hungUp && !waitingForRoom) onHangUp();
   };
-  const onClose = () => {
+  const onData = (chunk: Buffer) => {
+    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+    readFrames();
+  };
+  const onHangUp = () => {
+    if (!open) return;
     open = false;
     if (phase !== "running") return refuse();
     void closedEarly(initPid, handlerPid).then((outcome) => settle(outcome));
+  };
+  const onClose = () => {
+    hungUp = true;
+    if (!waitingForRoom) onHangUp();
   };
 
   try {

@@ -50,6 +50,7 @@
 
 /* Same as exec.ts: after the command exits, how long output its background children hold open is read. */
 #define DRAIN_AFTER_EXIT_MS 100
+#define BLOCKED_WRITE_MS 5
 /* Larger than any argv + environment execve takes on Linux (ARG_MAX-like), so nothing valid is refused. */
 #define MAX_REQUEST (16u << 20)
 #define CHUNK 65536
@@ -257,8 +258,14 @@ static void handle(int conn) {
       if (errno == EINTR) continue;
       break;
     }
+    /* A host that reads slowly blocks the frame writes (backpressure). The drain after the exit counts only
+     * time the host was ready for more, so a paused command's tail is sent once the host wants it. A write
+     * to a ready host takes microseconds: only one that blocked for BLOCKED_WRITE_MS or more was a pause. */
+    long before = now_ms();
     if (fds[0].revents) forward(&out_fd, 'O', conn, chunk);
     if (fds[1].revents) forward(&err_fd, 'E', conn, chunk);
+    long blocked = now_ms() - before;
+    if (exited && blocked >= BLOCKED_WRITE_MS) deadline += blocked;
     if (fds[3].revents) {
       char ignored;
       if (recv(conn, &ignored, 1, MSG_DONTWAIT) == 0 || (fds[3].revents & (POLLHUP | POLLERR))) return; /* the host gave up */

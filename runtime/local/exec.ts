@@ -8,7 +8,7 @@ import type { FileSink } from "bun";
 import { randomHex } from "../bun-crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
+import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink, type OutputRoom } from "../driver";
 import { createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, processesIn, removeCgroup, subCgroupExists, sweepSubCgroups } from "./cgroup-tree";
 import { readLog } from "./crun";
 import type { DriverContext } from "./context";
@@ -26,14 +26,39 @@ const DRAIN_AFTER_EXIT_MS = 100;
  */
 export const CANCEL_GRACE_MS = 5000;
 
-/** Copies a stream to the sink; `stop` ends it early (closing our end of the pipe). */
-function pump(stream: ReadableStream<Uint8Array>, write: (chunk: Uint8Array) => void): { done: Promise<void>; stop: () => void } {
+/**
+ * How long the output's consumer has kept a command's pumps waiting for room: time the pumps could not read
+ * does not count against the drain after exit, or a slow client would cost the output's tail.
+ */
+class PauseClock {
+  private waiting = 0;
+  private since = 0;
+  private total = 0;
+
+  async wait(room: Promise<void>): Promise<void> {
+    if (this.waiting++ === 0) this.since = performance.now();
+    try {
+      await room;
+    } finally {
+      if (--this.waiting === 0) this.total += performance.now() - this.since;
+    }
+  }
+
+  pausedMs(): number {
+    return this.total + (this.waiting > 0 ? performance.now() - this.since : 0);
+  }
+}
+
+/** Copies a stream to the sink, reading no more while the sink has no room; `stop` ends it early (closing our end of the pipe). */
+function pump(stream: ReadableStream<Uint8Array>, write: (chunk: Uint8Array) => void, room: OutputRoom | undefined, clock: PauseClock): { done: Promise<void>; stop: () => void } {
   const reader = stream.getReader();
   const done = (async () => {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
       write(value);
+      const wait = room?.();
+      if (wait) await clock.wait(wait);
     }
   })().catch(() => {});
   return { done, stop: () => void reader.cancel().catch(() => {}) };
@@ -78,11 +103,19 @@ export function superviseExec(
 /**
  * Copies the runtime process's stdout and stderr to the sink until it exits, and its exit code. A background
  * child still holding the output must not keep the exec open: past DRAIN_AFTER_EXIT_MS its output is dropped.
+ * Those are milliseconds in which the consumer had room: a paused command's tail is read once it is wanted.
  */
 export async function streamUntilExit(proc: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> }, exitCode: Promise<number>, sink: ExecSink): Promise<number> {
-  const pumps = [pump(proc.stdout, (c) => sink.stdout(c)), pump(proc.stderr, (c) => sink.stderr(c))];
+  const clock = new PauseClock();
+  const pumps = [pump(proc.stdout, (c) => sink.stdout(c), sink.room, clock), pump(proc.stderr, (c) => sink.stderr(c), sink.room, clock)];
   const code = await exitCode;
-  await Promise.race([Promise.all(pumps.map((p) => p.done)), Bun.sleep(DRAIN_AFTER_EXIT_MS)]);
+  const exitedAt = performance.now();
+  const pausedAtExit = clock.pausedMs();
+  const drained = Promise.all(pumps.map((p) => p.done)).then(() => true);
+  for (;;) {
+    const left = DRAIN_AFTER_EXIT_MS - (performance.now() - exitedAt - (clock.pausedMs() - pausedAtExit));
+    if (left <= 0 || (await Promise.race([drained, Bun.sleep(left).then(() => false)]))) break;
+  }
   for (const p of pumps) p.stop();
   return code;
 }

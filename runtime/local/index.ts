@@ -176,9 +176,9 @@ export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base:
       for (const note of refusalNotes(paths.stateDir, name, since)) sink.stderr(new TextEncoder().encode(note));
       return result;
     },
-    openTerminal: (name, request, output) => {
+    openTerminal: (name, request, output, room) => {
       if (!isValidName(name)) throw new RuntimeError("NOT_FOUND", `VM ${name} does not exist`);
-      return openTerminal(context(), name, request, output, tier.terminal);
+      return openTerminal(context(), name, request, output, tier.terminal, room);
     },
     inspect: async (name) => (isValidName(name) ? store.info(name) : undefined),
     list: async (labels) =>

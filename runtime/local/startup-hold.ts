@@ -5,6 +5,8 @@ import type { ExecSink } from "../driver";
 
 /** Long enough for a join failure to show (crun exits within milliseconds of it), short enough to go unnoticed. */
 export const STARTUP_HOLD_MS = 1_000;
+/** crun's complaints are a few hundred bytes: more held than this is the command's own, so it has started. */
+const HOLD_MAX_BYTES = 64 * 1024;
 
 export type StartupHold = {
   sink: ExecSink;
@@ -16,6 +18,7 @@ export type StartupHold = {
 
 export function holdStartupOutput(target: ExecSink, holdMs = STARTUP_HOLD_MS): StartupHold {
   let held: Array<{ stream: "stdout" | "stderr"; chunk: Uint8Array }> | null = [];
+  let heldBytes = 0;
   const release = () => {
     clearTimeout(timer);
     const pending = held;
@@ -26,11 +29,13 @@ export function holdStartupOutput(target: ExecSink, holdMs = STARTUP_HOLD_MS): S
   const forward = (stream: "stdout" | "stderr") => (chunk: Uint8Array) => {
     if (held === null) return target[stream](chunk);
     held.push({ stream, chunk });
+    heldBytes += chunk.byteLength;
     // Output on stdout comes from the command itself, so it has started: nothing is crun's any more.
-    if (stream === "stdout") release();
+    if (stream === "stdout" || heldBytes > HOLD_MAX_BYTES) release();
   };
   return {
-    sink: { stdout: forward("stdout"), stderr: forward("stderr") },
+    // While output is held the target has not seen it, so its room is the room there is.
+    sink: { stdout: forward("stdout"), stderr: forward("stderr"), room: target.room },
     release,
     discard() {
       clearTimeout(timer);

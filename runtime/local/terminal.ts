@@ -8,7 +8,7 @@
 // script's child, read by the host from /proc (tty_nr), never from anything the guest says.
 import type { FileSink } from "bun";
 import { readFileSync } from "node:fs";
-import type { ExecRequest, ExecResult, ExecSink, TerminalHandle, TerminalRequest } from "../driver";
+import type { ExecRequest, ExecResult, ExecSink, OutputRoom, TerminalHandle, TerminalRequest } from "../driver";
 import type { DriverContext } from "./context";
 import { execInVm, type ExecAttach, type ExecStarted } from "./exec";
 
@@ -80,6 +80,7 @@ export function openTerminal(
   request: TerminalRequest,
   output: (chunk: Uint8Array) => void,
   backend: TerminalBackend = CRUN_TERMINAL,
+  room?: OutputRoom,
 ): TerminalHandle {
   const { rows, cols, ...exec } = request;
   let stdin: FileSink | undefined;
@@ -104,7 +105,7 @@ export function openTerminal(
     output(chunk);
   };
   const result: Promise<ExecResult> = ctx.then((context) =>
-    backend.exec(context, name, { ...exec, argv: terminalArgv(rows, cols) }, { stdout: confirmed, stderr: confirmed }, (attached) => {
+    backend.exec(context, name, { ...exec, argv: terminalArgv(rows, cols) }, { stdout: confirmed, stderr: confirmed, room }, (attached) => {
       started = attached;
       stdin = attached.stdin;
       pts = undefined;

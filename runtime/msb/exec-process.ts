@@ -1,7 +1,7 @@
 // Runs one guest command through `msb exec --stream`: forwards output as it arrives, enforces the
 // timeout and the abort signal by killing the command's whole process tree inside the VM, and maps
 // the end of the msb process to an ExecResult or a RuntimeError.
-import type { ExecRequest, ExecResult, ExecSink } from "../driver";
+import type { ExecRequest, ExecResult, ExecSink, OutputRoom } from "../driver";
 import { buildExecArgs, buildKillTreeArgs } from "./exec-args";
 import { buildStopArgs } from "./lifecycle-args";
 import { classifyExecExit } from "./exec-outcome";
@@ -21,8 +21,13 @@ export const DEFAULT_EXEC_TIMINGS: ExecTimings = { killTreeTimeoutMs: 40_000, ki
 const KILLED_EXIT_CODE = 137;
 const STDERR_TAIL_BYTES = 4096;
 
-async function pump(stream: ReadableStream<Uint8Array>, onChunk: (chunk: Uint8Array) => void): Promise<void> {
-  for await (const chunk of stream) onChunk(chunk);
+/** Copies a stream to `onChunk`, reading no more while the consumer has no room (msb's pipe then fills, and the guest's writes block). */
+async function pump(stream: ReadableStream<Uint8Array>, onChunk: (chunk: Uint8Array) => void, room: OutputRoom | undefined): Promise<void> {
+  for await (const chunk of stream) {
+    onChunk(chunk);
+    const wait = room?.();
+    if (wait) await wait;
+  }
 }
 
 function keepTail(tail: string, chunk: Uint8Array): string {
@@ -67,11 +72,11 @@ export async function runExec(
   let stderrTail = "";
   try {
     await Promise.all([
-      pump(child.stdout, (chunk) => sink.stdout(chunk)),
+      pump(child.stdout, (chunk) => sink.stdout(chunk), sink.room),
       pump(child.stderr, (chunk) => {
         stderrTail = keepTail(stderrTail, chunk);
         stderr.push(chunk);
-      }),
+      }, sink.room),
       child.exited,
     ]);
   } finally {

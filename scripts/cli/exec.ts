@@ -59,6 +59,19 @@ function sinkFor(stream: NodeJS.WriteStream, raw: boolean): { write(chunk: Uint8
   return safeStream((text) => void stream.write(text));
 }
 
+/** Settles once `stream` can take more (at once unless its buffer is full). */
+function writable(stream: NodeJS.WriteStream): Promise<void> | undefined {
+  if (!stream.writableNeedDrain) return undefined;
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done).on("close", done);
+  });
+}
+
 /** Streams one command; resolves to the exit code to leave with. */
 function stream(client: SandboxClient, session: string, request: { command: string; cwd?: string; timeoutMs?: number }, raw: boolean): Promise<number> {
   const stdout = sinkFor(process.stdout, raw);
@@ -68,7 +81,10 @@ function stream(client: SandboxClient, session: string, request: { command: stri
       for await (const event of client.exec(session, request, interrupted)) {
         if (event.type === "stdout") stdout.write(event.data);
         else if (event.type === "stderr") stderr.write(event.data);
-        else if (event.type === "exit") return event.timedOut ? EXEC_EXIT.timedOut : event.cancelled ? EXEC_EXIT.interrupted : event.exitCode;
+        // Backpressure: a slow reader of our output (a pager, a pipe) holds the command in the VM back,
+        // through the manager, instead of this process buffering what it cannot write yet.
+        if (event.type === "stdout" || event.type === "stderr") await writable(event.type === "stdout" ? process.stdout : process.stderr);
+        if (event.type === "exit") return event.timedOut ? EXEC_EXIT.timedOut : event.cancelled ? EXEC_EXIT.interrupted : event.exitCode;
       }
       return EXEC_EXIT.notRun;
     } catch (error) {

@@ -6,6 +6,7 @@ import { NotSandboxedError, UnauthorizedError, ValidationFailedError, type Shell
 import { openShell } from "../../sdk/shell";
 import { TEST_TOKEN } from "../helpers";
 import { eventually, makeActorFixture, type ActorFixture } from "./fixture";
+import { openRawWebSocket } from "./raw-websocket";
 
 let f: ActorFixture;
 let server: ReturnType<typeof Bun.serve>;
@@ -67,6 +68,28 @@ function shell(sessionId: string, options: { token?: string; rows?: number; cols
 }
 
 describe("shell WebSocket", () => {
+  test("an operator whose socket stops reading → the shell is paused, not its output dropped: every line arrives once it reads again", async () => {
+    const lines = 3_000_000; // ~27 MB on the terminal: past Bun's 16 MiB send buffer, where frames used to be dropped
+    const raw = await openRawWebSocket(server.port!, "/api/sessions/ses_shell/shell?rows=24&cols=80", TEST_TOKEN);
+    try {
+      raw.send("rm -f /tmp/seq-done; stty -echo; seq 1 " + lines + "; touch /tmp/seq-done; echo SEQ-DONE; exit\n");
+      await eventually(() => /\d+\r\n/.test(raw.tail()), 60_000);
+      raw.pause();
+      await Bun.sleep(3_000);
+      // seq writes ~27 MB in well under a second when nothing holds it: it is still waiting on the operator.
+      expect((await f.client.run("ses_shell", { command: "test -e /tmp/seq-done && echo done || echo waiting" })).stdout.trim()).toBe("waiting");
+      raw.resume();
+      await eventually(() => raw.tail().includes("SEQ-DONE"), 120_000);
+      // bash ends its bracketed-paste mode with a bare \r before the first line.
+      const numbers = raw.binary().split(/\r\n|\r/).filter((line) => /^\d+$/.test(line)).map(Number);
+      expect(numbers.length).toBe(lines);
+      expect(numbers.every((n, i) => n === i + 1)).toBe(true);
+    } finally {
+      raw.close();
+    }
+  }, 240_000);
+
+
   test("a PTY in the session's VM → hostname, size, Ctrl-C, resize, the exit code", async () => {
     const s = shell("ses_shell", { rows: 30, cols: 100 });
     s.connection.write("hostname; pwd; stty size; tty\n"); // typed before the VM is even up

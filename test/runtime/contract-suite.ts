@@ -395,6 +395,53 @@ time.sleep(600)`;
       for (const n of [3003, 3004, 3005]) expect(left).not.toContain(`sleep ${n}`);
     });
 
+    /** A sink that counts what it gets and has no room until `open()`. */
+    const gatedSink = () => {
+      const gate = Promise.withResolvers<void>();
+      let open = false;
+      const sink = {
+        stdout: 0,
+        stderr: "",
+        room: () => (open ? undefined : gate.promise),
+        open() {
+          open = true;
+          gate.resolve();
+        },
+      };
+      return {
+        sink,
+        execSink: { stdout: (c: Uint8Array) => void (sink.stdout += c.byteLength), stderr: (c: Uint8Array) => void (sink.stderr += new TextDecoder().decode(c)), room: sink.room },
+      };
+    };
+
+    test("a consumer without room → the command is paused (its writes block), then every byte arrives once there is room", async () => {
+      const vm = await driver.create(spec());
+      const { sink, execSink } = gatedSink();
+      // 16 MiB in 64 KiB writes, counting them in a file the test reads meanwhile.
+      const script = "i=0; while [ $i -lt 256 ]; do head -c 65536 /dev/zero; i=$((i+1)); echo $i > /tmp/written; done; echo end >&2";
+      const running = driver.exec(vm.name, { argv: ["sh", "-c", script], cwd: "/" }, execSink);
+      await Bun.sleep(1500);
+      const written = Number((await sh(driver, vm.name, "cat /tmp/written")).stdout.trim());
+      // What the pipes and the socket between hold, not the 16 MiB: the guest waits for its consumer.
+      expect(written).toBeLessThan(64);
+      sink.open();
+      expect(await running).toMatchObject({ exitCode: 0, timedOut: false, cancelled: false });
+      expect(sink.stdout).toBe(256 * 65536);
+      expect(sink.stderr).toBe("end\n");
+    });
+
+    test("a command that exits while its output waits for room → its tail still arrives (the drain after exit counts only time with room)", async () => {
+      const vm = await driver.create(spec());
+      const { sink, execSink } = gatedSink();
+      const running = driver.exec(vm.name, { argv: ["sh", "-c", "head -c 100000 /dev/zero; echo exited > /tmp/exited; echo end >&2"], cwd: "/" }, execSink);
+      for (let i = 0; i < 50 && (await sh(driver, vm.name, "cat /tmp/exited 2>/dev/null")).stdout.trim() !== "exited"; i++) await Bun.sleep(100);
+      await Bun.sleep(500);
+      sink.open();
+      expect(await running).toMatchObject({ exitCode: 0 });
+      expect(sink.stdout).toBe(100000);
+      expect(sink.stderr).toBe("end\n");
+    });
+
     test("background child holding stdout → exec still returns when the command exits", async () => {
       const vm = await driver.create(spec());
       const result = await sh(driver, vm.name, "sleep 1000 & echo done");

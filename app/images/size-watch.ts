@@ -1,0 +1,75 @@
+// Bounds what an image build or pull writes, while it writes. A 15 MB image can unpack to terabytes (a
+// layer of zeros compresses ~1000:1), so a size learned after the unpack comes too late: the disk is full by
+// then. The watch reads the file system's free space every POLL_MS (one statfs, cheap at any tree size);
+// only once it has dropped by the limit since the start does it measure the work directory itself (du), as
+// other writers on the same disk may account for the drop. Past the limit, `onExceeded` runs once: the
+// caller kills the tool and removes its partial directory.
+import { statfsSync } from "node:fs";
+
+const POLL_MS = 200;
+/** Other writers on the disk must not make du run at every poll once the directory is near its limit. */
+const MIN_STEP_BYTES = 16 * 1024 * 1024;
+
+/** Bytes allocated under `dir` (du: sizes on disk, not following links, one file system), or undefined when unknown. */
+async function allocatedBytes(dir: string): Promise<number | undefined> {
+  const proc = Bun.spawn(["du", "-s", "-B1", "-x", "-P", dir], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+  const [text] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  const bytes = Number(text.split("\t")[0]);
+  return Number.isFinite(bytes) && text.length > 0 ? bytes : undefined;
+}
+
+function freeBytes(path: string): number | undefined {
+  try {
+    const stats = statfsSync(path);
+    return stats.bfree * stats.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+export type SizeWatch = {
+  /** The most the work directory was measured at (bytes; 0 when it was never measured). */
+  measuredPeak(): number;
+  stop(): void;
+};
+
+/**
+ * Watches `dir` (which may not exist yet; `fsPath`, an existing path on the same file system, is what statfs
+ * reads) for writes past `limitBytes`.
+ */
+export function watchImageSize(dir: string, fsPath: string, limitBytes: number, onExceeded: (bytes: number) => void): SizeWatch {
+  const startFree = freeBytes(fsPath);
+  let stopped = false;
+  let peak = 0;
+  /**
+   * The drop at which du runs next: first the limit; after a measure below it, the drop then plus what the
+   * directory still had before the limit (it cannot pass the limit before the disk lost that much more).
+   */
+  let nextCheckAt = limitBytes;
+  let measuring = false;
+  const timer = setInterval(async () => {
+    if (stopped || measuring || startFree === undefined) return;
+    const now = freeBytes(fsPath);
+    if (now === undefined || startFree - now < nextCheckAt) return;
+    measuring = true;
+    try {
+      const bytes = await allocatedBytes(dir);
+      if (bytes === undefined || stopped) return;
+      peak = Math.max(peak, bytes);
+      if (bytes > limitBytes) {
+        stopped = true;
+        clearInterval(timer);
+        onExceeded(bytes);
+      } else nextCheckAt = startFree - now + Math.max(limitBytes - bytes, MIN_STEP_BYTES);
+    } finally {
+      measuring = false;
+    }
+  }, POLL_MS);
+  return {
+    measuredPeak: () => peak,
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}
