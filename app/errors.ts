@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   "NETWORK_POLICY_INVALID",
   "IMAGE_INVALID",
   "IMAGE_UNAVAILABLE",
+  "IMAGE_TOO_LARGE",
   "IMAGE_NOT_FOUND",
   "IMAGE_IN_USE",
   "CA_ROTATION_FAILED",
@@ -259,6 +260,20 @@ export class ImageInvalidError extends DomainError {
 export class ImageUnavailableError extends DomainError {
   constructor(image: string, reason: string) {
     super(503, "IMAGE_UNAVAILABLE", `image ${image} is not available, so nothing was booted: ${reason}`);
+  }
+}
+
+/**
+ * Thrown when a build or pull wrote more than the maxImageMib setting: it was stopped while unpacking and
+ * its partial directory removed. A 413: what was asked for is too large to take in.
+ */
+export class ImageTooLargeError extends DomainError {
+  constructor(image: string, limitMib: number, reachedMib: number) {
+    super(
+      413,
+      "IMAGE_TOO_LARGE",
+      `image ${image} is larger than the limit of ${limitMib} MiB (maxImageMib): it had reached ${reachedMib} MiB when it was stopped, so it was removed and nothing was booted. Raise the limit (session-sandbox settings set maxImageMib=32G) or choose a smaller image`,
+    );
   }
 }
 

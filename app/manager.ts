@@ -217,6 +217,7 @@ export function createManager(deps: ManagerDeps) {
     log: deps.log,
     now: deps.now,
     choosers: () => imageChoosers(services),
+    maxImageBytes: () => services.settings.get().maxImageMib * 1024 * 1024,
     vmImages: () => new Set(running.list().flatMap((record) => (record.spec ? [record.spec.image] : []))),
   });
   // The local runtime boots a rootfs directory, whose own store is read; msb pulls its image itself.

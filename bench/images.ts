@@ -6,6 +6,7 @@
 //  3. pulling the default image as an OCI image from a registry on loopback (skopeo + umoci, the manager's
 //     own pull code), against the same `cp -a`; and the second use of that reference (cached by digest).
 // BENCH_SKIP_BUILD=1 skips 2 (it needs the Debian mirror). Cleans up every VM, cgroup and temp dir it makes.
+import { DEFAULT_MAX_IMAGE_MIB } from "../app/services/settings";
 import { chmodSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -95,7 +96,7 @@ try {
   const parsed = parseReference(`${registry.address}/bench/default:v1`);
   const pullStart = performance.now();
   const digest = await resolveDigest(parsed);
-  await pullRootfs(parsed, digest, join(work, "pulled"), () => undefined);
+  await pullRootfs(parsed, digest, join(work, "pulled"), () => undefined, DEFAULT_MAX_IMAGE_MIB * 1024 * 1024);
   const pullMs = performance.now() - pullStart;
   const pulledCold = await coldFirstOutput(join(work, "pulled"));
 

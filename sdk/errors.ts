@@ -73,6 +73,8 @@ export class NetworkPolicyInvalidError extends SandboxError {}
 export class ImageInvalidError extends SandboxError {}
 /** Thrown when an image could not be built or pulled (the message says why); nothing was booted. */
 export class ImageUnavailableError extends SandboxError {}
+/** A build or pull unpacked past maxImageMib: stopped while unpacking, removed, nothing booted. */
+export class ImageTooLargeError extends SandboxError {}
 /** Thrown when a cached image key is unknown. */
 export class ImageNotFoundError extends SandboxError {}
 /** Thrown when removing an image that a setting, session or VM still uses. */
@@ -123,6 +125,7 @@ const CLASS_BY_CODE = {
   NETWORK_POLICY_INVALID: NetworkPolicyInvalidError,
   IMAGE_INVALID: ImageInvalidError,
   IMAGE_UNAVAILABLE: ImageUnavailableError,
+  IMAGE_TOO_LARGE: ImageTooLargeError,
   IMAGE_NOT_FOUND: ImageNotFoundError,
   IMAGE_IN_USE: ImageInUseError,
   CA_ROTATION_FAILED: CaRotationFailedError,

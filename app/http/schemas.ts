@@ -169,6 +169,7 @@ export const SandboxSettings = t.Object({
   forwardGitCredentials: t.Boolean(),
   diskMib: Type.Integer({ description: "Disk quota of each VM's home volume (and the most /tmp holds), MiB" }),
   image: ImageChoice,
+  maxImageMib: Type.Integer({ description: "The most an image build or pull may unpack to, MiB; past it the build or pull is stopped (IMAGE_TOO_LARGE)" }),
   isolation: IsolationChoice,
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
@@ -187,6 +188,7 @@ export const SandboxSettingsPatch = t.Object(
     forwardGitCredentials: t.Optional(t.Nullable(t.Boolean({ description: "Opt-in: forward SANDBOX_GIT_CREDENTIALS into sandboxes" }))),
     diskMib: t.Optional(t.Nullable(Type.Integer({ description: "MiB, at least 64 and at most the free space where the VMs' volumes live; a change recreates each VM at its next command, resizing its volume" }))),
     image: t.Optional(t.Nullable(ImageChoice)),
+    maxImageMib: t.Optional(t.Nullable(Type.Integer({ description: "MiB, 64 to 1048576 (default 16384); applies to builds and pulls from then on" }))),
     isolation: t.Optional(t.Nullable(IsolationChoice)),
   },
   { additionalProperties: false },

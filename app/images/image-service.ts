@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ImageRow, ImagesRepo } from "../db/images-repo";
-import { ImageInUseError, ImageInvalidError, ImageNotFoundError, ImageUnavailableError } from "../errors";
+import { ImageInUseError, ImageInvalidError, ImageNotFoundError, ImageTooLargeError, ImageUnavailableError } from "../errors";
 import type { EventBus, ImageEventPhase } from "../events/event-bus";
 import type { Logger } from "../log";
 import { rootfsReady } from "../../runtime/local/rootfs";
@@ -20,6 +20,7 @@ import {
 } from "./image-choice";
 import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
 import { runWithLines } from "./run-with-lines";
+import { ImageSizeExceeded, runWithinSize } from "./size-watch";
 
 export const EXTEND_ROOTFS_SCRIPT = new URL("../../scripts/extend-rootfs.sh", import.meta.url).pathname;
 /** Unused images are kept this long after their last use before the background GC removes them. */
@@ -29,6 +30,8 @@ const LAST_USE_RESOLUTION_MS = 60 * 1000;
 
 export type ImageServiceDeps = {
   repo: ImagesRepo;
+  /** The most a build or pull may write (the maxImageMib setting, read at each start). */
+  maxImageBytes: () => number;
   /** The runtime VMs boot on: `local` boots rootfs directories, `msb` OCI references (it pulls them itself). */
   runtime: "local" | "msb" | undefined;
   /** The built-in image (scripts/build-rootfs.sh); never removed by this service. */
@@ -62,6 +65,8 @@ export type ImageView = {
   createdAt: number | null;
   lastUsedAt: number | null;
 };
+
+const mib = (bytes: number) => Math.round(bytes / (1024 * 1024));
 
 async function directoryBytes(dir: string): Promise<number | null> {
   const result = await runWithLines(["du", "-sxb", dir], undefined);
@@ -120,7 +125,13 @@ export function createImageService(deps: ImageServiceDeps) {
     if (!rootfsReady(deps.builtInRootfs)) throw new ImagePullError(`the built-in image is not built at ${deps.builtInRootfs}; run scripts/build-rootfs.sh`);
     record({ sourceKey, choice, dirKey, digest: null, status: "building", detail: `building: the built-in image plus ${choice.packages.join(", ")}`, sizeBytes: null }, "building");
     const env = { ...process.env, ...(deps.aptSources ? { SANDBOX_APT_SOURCES: deps.aptSources } : {}) };
-    const result = await runWithLines(["bash", EXTEND_ROOTFS_SCRIPT, deps.builtInRootfs, dirOf(dirKey), ...choice.packages], progress(sourceKey), undefined, env);
+    const partial = `${dirOf(dirKey)}.partial`; // where extend-rootfs.sh builds it
+    const bounds = { dir: partial, fsPath: deps.cacheDir, limitBytes: deps.maxImageBytes() };
+    // A build killed at the limit has no chance to clean up after itself: its partial tree goes here.
+    const result = await runWithinSize(["bash", EXTEND_ROOTFS_SCRIPT, deps.builtInRootfs, dirOf(dirKey), ...choice.packages], progress(sourceKey), bounds, { env }).catch((error: unknown) => {
+      rmSync(partial, { recursive: true, force: true });
+      throw error;
+    });
     if (result.code !== 0 || !existsSync(dirOf(dirKey))) {
       const apt = result.stderr.split("\n").filter((line) => /^\s*E: /.test(line)).map((line) => line.trim());
       throw new ImagePullError(apt.length > 0 ? apt.slice(-2).join("; ") : (result.stderr.trim().split("\n").at(-1) ?? `exit ${result.code}`));
@@ -135,7 +146,7 @@ export function createImageService(deps: ImageServiceDeps) {
     const dirKey = digestDirKey(digest);
     if (existsSync(dirOf(dirKey))) return finish(choice, sourceKey, dirKey, digest, `cached by digest ${digest}`);
     record({ sourceKey, choice, dirKey, digest, status: "pulling", detail: `pulling ${digest}`, sizeBytes: null }, "progress");
-    await pullRootfs(parsed, digest, dirOf(dirKey), progress(sourceKey));
+    await pullRootfs(parsed, digest, dirOf(dirKey), progress(sourceKey), deps.maxImageBytes());
     return finish(choice, sourceKey, dirKey, digest, `pulled ${digest}`);
   }
 
@@ -144,8 +155,13 @@ export function createImageService(deps: ImageServiceDeps) {
       mkdirSync(deps.cacheDir, { recursive: true, mode: 0o700 });
       return choice.kind === "recipe" ? await build(choice, sourceKey) : await pull(choice, sourceKey);
     } catch (error) {
-      const reason = error instanceof ImagePullError || error instanceof ImageInvalidError ? error.message : `unexpected failure: ${String(error)}`;
       const row = deps.repo.get(sourceKey);
+      if (error instanceof ImageSizeExceeded) {
+        const tooLarge = new ImageTooLargeError(describeImage(choice), mib(error.limitBytes), mib(error.reachedBytes));
+        record({ sourceKey, choice, dirKey: row?.dirKey ?? null, digest: row?.digest ?? null, status: "failed", detail: `${tooLarge.errorCode}: ${tooLarge.message}`, sizeBytes: null }, "failed");
+        throw tooLarge;
+      }
+      const reason = error instanceof ImagePullError || error instanceof ImageInvalidError ? error.message : `unexpected failure: ${String(error)}`;
       record({ sourceKey, choice, dirKey: row?.dirKey ?? null, digest: row?.digest ?? null, status: "failed", detail: reason, sizeBytes: null }, "failed");
       if (!(error instanceof ImagePullError)) deps.log.error("image build or pull failed unexpectedly", { image: sourceKey, error: String(error) });
       throw new ImageUnavailableError(describeImage(choice), reason);

@@ -7,6 +7,7 @@ import { dirname } from "node:path";
 import { fileExistsInRoot } from "../../runtime/local/rootfs";
 import { isLoopbackRegistry, type ParsedReference } from "./image-choice";
 import { diesWithManager, runWithLines as run, type Line } from "./run-with-lines";
+import { runWithinSize } from "./size-watch";
 
 /** How long the registry may take to answer the digest question; the copy itself has no deadline but its own progress. */
 const INSPECT_TIMEOUT_MS = 60_000;
@@ -60,9 +61,10 @@ async function sanitize(rootfs: string): Promise<void> {
 
 /**
  * Copies `domain/path@digest` into a temporary OCI layout beside `rootfs`, unpacks it, checks it, and
- * publishes it at `rootfs` with one rename. A failure leaves nothing behind.
+ * publishes it at `rootfs` with one rename. The download and the unpacked tree are each bounded by
+ * `limitBytes` while they are written (size-watch.ts: ImageSizeExceeded). A failure leaves nothing behind.
  */
-export async function pullRootfs(parsed: ParsedReference, digest: string, rootfs: string, onLine: Line): Promise<void> {
+export async function pullRootfs(parsed: ParsedReference, digest: string, rootfs: string, onLine: Line, limitBytes: number): Promise<void> {
   const work = `${rootfs}.partial`;
   const layout = `${work}/layout`;
   const unpacked = `${work}/rootfs`;
@@ -70,10 +72,11 @@ export async function pullRootfs(parsed: ParsedReference, digest: string, rootfs
   mkdirSync(work, { recursive: true, mode: 0o700 });
   try {
     onLine(`copying ${parsed.domain}/${parsed.path}@${digest}`);
-    const copy = await run(["skopeo", "copy", "--retry-times", "0", ...tlsFlags(parsed, "--src-tls-verify"), `docker://${parsed.domain}/${parsed.path}@${digest}`, `oci:${layout}:image`], onLine);
+    const fsPath = dirname(work);
+    const copy = await runWithinSize(["skopeo", "copy", "--retry-times", "0", ...tlsFlags(parsed, "--src-tls-verify"), `docker://${parsed.domain}/${parsed.path}@${digest}`, `oci:${layout}:image`], onLine, { dir: layout, fsPath, limitBytes });
     if (copy.code !== 0) throw new ImagePullError(skopeoReason(copy.stderr));
     onLine("unpacking the layers (umoci)");
-    const unpack = await run(["umoci", "raw", "unpack", "--image", `${layout}:image`, unpacked], onLine);
+    const unpack = await runWithinSize(["umoci", "raw", "unpack", "--image", `${layout}:image`, unpacked], onLine, { dir: unpacked, fsPath, limitBytes });
     if (unpack.code !== 0) throw new ImagePullError(`umoci could not unpack the image: ${unpack.stderr.trim().split("\n").at(-1)}`);
     await sanitize(unpacked);
     const missing = REQUIRED_IN_IMAGE.filter((path) => !fileExistsInRoot(unpacked, path));

@@ -18,7 +18,15 @@ export function diesWithManager(argv: string[]): string[] {
   return ["setpriv", "--pdeathsig", "KILL", "--", "unshare", "--fork", "--pid", "--mount", "--kill-child", "--", ...argv];
 }
 
-export async function runWithLines(argv: string[], onLine: Line | undefined, timeoutMs?: number, env?: Record<string, string | undefined>): Promise<RunResult> {
+export type RunOptions = {
+  timeoutMs?: number;
+  env?: Record<string, string | undefined>;
+  /** Aborting it kills the tool and everything it started (its namespace's init dies, see diesWithManager). */
+  signal?: AbortSignal;
+};
+
+export async function runWithLines(argv: string[], onLine: Line | undefined, options: RunOptions = {}): Promise<RunResult> {
+  const { timeoutMs, env, signal } = options;
   const proc = Bun.spawn(diesWithManager(argv), {
     stdin: "ignore",
     stdout: "pipe",
@@ -26,6 +34,9 @@ export async function runWithLines(argv: string[], onLine: Line | undefined, tim
     ...(env ? { env } : {}),
     ...(timeoutMs ? { timeout: timeoutMs, killSignal: "SIGKILL" as const } : {}),
   });
+  const kill = () => proc.kill("SIGKILL");
+  signal?.addEventListener("abort", kill, { once: true });
+  if (signal?.aborted) kill();
   const collect = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
     let text = "";
@@ -41,6 +52,10 @@ export async function runWithLines(argv: string[], onLine: Line | undefined, tim
     if (pending.trim()) onLine?.(pending.trim());
     return text;
   };
-  const [stdout, stderr, code] = await Promise.all([collect(proc.stdout), collect(proc.stderr), proc.exited]);
-  return { code, stdout, stderr };
+  try {
+    const [stdout, stderr, code] = await Promise.all([collect(proc.stdout), collect(proc.stderr), proc.exited]);
+    return { code, stdout, stderr };
+  } finally {
+    signal?.removeEventListener("abort", kill);
+  }
 }

@@ -5,14 +5,15 @@
 // other writers on the same disk may account for the drop. Past the limit, `onExceeded` runs once: the
 // caller kills the tool and removes its partial directory.
 import { statfsSync } from "node:fs";
+import { runWithLines, type Line, type RunOptions, type RunResult } from "./run-with-lines";
 
 const POLL_MS = 200;
 /** Other writers on the disk must not make du run at every poll once the directory is near its limit. */
 const MIN_STEP_BYTES = 16 * 1024 * 1024;
 
-/** Bytes allocated under `dir` (du: sizes on disk, not following links, one file system), or undefined when unknown. */
+/** The bytes of the files under `dir` (du: apparent sizes, as an image's sizeBytes is measured; no links followed; one file system), or undefined when unknown. */
 async function allocatedBytes(dir: string): Promise<number | undefined> {
-  const proc = Bun.spawn(["du", "-s", "-B1", "-x", "-P", dir], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+  const proc = Bun.spawn(["du", "-s", "-b", "-x", "-P", dir], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
   const [text] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   const bytes = Number(text.split("\t")[0]);
   return Number.isFinite(bytes) && text.length > 0 ? bytes : undefined;
@@ -72,4 +73,39 @@ export function watchImageSize(dir: string, fsPath: string, limitBytes: number, 
       clearInterval(timer);
     },
   };
+}
+
+/** A build or pull tool wrote past the limit under the directory it was watched on; it was killed. */
+export class ImageSizeExceeded extends Error {
+  constructor(
+    readonly limitBytes: number,
+    readonly reachedBytes: number,
+  ) {
+    super(`wrote ${reachedBytes} bytes, past the limit of ${limitBytes}`);
+  }
+}
+
+/**
+ * Runs a build or pull tool (runWithLines) while watching what it writes under `dir`: past `limitBytes` the
+ * tool is killed and ImageSizeExceeded thrown. The caller removes the partial directory, as for any failure.
+ */
+export async function runWithinSize(
+  argv: string[],
+  onLine: Line | undefined,
+  bounds: { dir: string; fsPath: string; limitBytes: number },
+  options: Omit<RunOptions, "signal"> = {},
+): Promise<RunResult> {
+  const kill = new AbortController();
+  let reached: number | undefined;
+  const watch = watchImageSize(bounds.dir, bounds.fsPath, bounds.limitBytes, (bytes) => {
+    reached = bytes;
+    kill.abort();
+  });
+  try {
+    const result = await runWithLines(argv, onLine, { ...options, signal: kill.signal });
+    if (reached !== undefined) throw new ImageSizeExceeded(bounds.limitBytes, reached);
+    return result;
+  } finally {
+    watch.stop();
+  }
 }

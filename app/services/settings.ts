@@ -28,6 +28,8 @@ export type SandboxSettings = {
   diskMib: number;
   /** The guest image of sessions without an override of their own. */
   image: ImageChoice;
+  /** The most an image build or pull may write (its unpacked size): past it, IMAGE_TOO_LARGE, checked while it unpacks. */
+  maxImageMib: number;
   /** The isolation tier of sessions without an override of their own; auto = the strongest that works here. */
   isolation: IsolationChoice;
 };
@@ -60,7 +62,11 @@ export const RANGES = {
   idleStopMinutes: { min: 1, max: 7 * 24 * 60, unit: "minutes" },
   maxRunningVms: { min: 1, max: 256, unit: "VMs" },
   execTimeoutMs: { min: 1_000, max: 24 * 60 * 60 * 1000, unit: "ms" },
+  maxImageMib: { min: 64, max: 1024 * 1024, unit: "MiB" },
 } as const;
+
+/** Room for the larger dev images (a devcontainer's universal image is ~10 GiB); the built-in one is ~0.75. */
+export const DEFAULT_MAX_IMAGE_MIB = 16 * 1024;
 
 /** Checks cpus and memoryMib against the minimum and the host; `label` names where they came from. */
 export function checkResources(resources: { cpus?: number | null; memoryMib?: number | null }, host: HostLimits, label: string): void {
@@ -103,6 +109,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     forwardGitCredentials: false,
     diskMib: DEFAULT_DISK_MIB,
     image: DEFAULT_IMAGE,
+    maxImageMib: DEFAULT_MAX_IMAGE_MIB,
     isolation: env.isolation ?? "auto",
   };
 

@@ -26,6 +26,7 @@ export const SETTING_KINDS = {
   forwardGitCredentials: "boolean",
   diskMib: "mib",
   image: "image",
+  maxImageMib: "mib",
   isolation: "isolation",
 } as const satisfies { [K in keyof Required<SettingsPatch>]: Kind };
 type SettingKey = keyof typeof SETTING_KINDS;

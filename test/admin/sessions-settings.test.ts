@@ -79,6 +79,7 @@ describe("bun run settings", () => {
       forwardGitCredentials  false
       diskMib                4096 (4G)
       image                  builtin
+      maxImageMib            16384 (16G)
       isolation              microvm
       "
     `);
@@ -100,6 +101,7 @@ describe("bun run settings", () => {
       forwardGitCredentials  false
       diskMib                4096 (4G)
       image                  builtin
+      maxImageMib            16384 (16G)
       isolation              microvm
       "
     `);
@@ -117,7 +119,7 @@ describe("bun run settings", () => {
     expect(await m.run("settings", ["set", "bogus=1"])).toEqual({
       exitCode: 2,
       stdout: "",
-      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image, isolation\n',
+      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image, maxImageMib, isolation\n',
     });
     expect((await m.run("settings", ["set", "cpus=two"])).stderr).toBe('settings: cpus "two" is not a whole number — fix: write it like 2\n');
     const refused = await m.run("settings", ["set", "maxRunningVms=100000"]);

@@ -60,6 +60,7 @@ describe("on msb (its driver pulls OCI references itself)", () => {
     const db = openDatabase(dataDir);
     const images = createImageService({
       repo: createImagesRepo(db),
+      maxImageBytes: () => 1024 * 1024 * 1024,
       runtime: "msb",
       builtInRootfs: "/nonexistent",
       cacheDir: `${dataDir}/images`,

@@ -18,6 +18,7 @@ describe("GET /api/settings/sandbox", () => {
       maxRunningVms: 4,
       execTimeoutMs: 120_000,
       network: { mode: "none" },
+      maxImageMib: 16384,
       image: { kind: "recipe", packages: [] },
       forwardGitCredentials: false,
       diskMib: 4096,
@@ -55,7 +56,7 @@ describe("GET /api/settings/sandbox", () => {
 describe("PATCH /api/settings/sandbox", () => {
   test("each key → stored and read back; survives a reopen", async () => {
     t = makeTestApp({ tiers: ALL_TIERS });
-    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512, image: { kind: "oci" as const, reference: "127.0.0.1:5000/team/node:22" }, isolation: "gvisor" as const };
+    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512, image: { kind: "oci" as const, reference: "127.0.0.1:5000/team/node:22" }, maxImageMib: 2048, isolation: "gvisor" as const };
     expect(await t.client.settings.patch(patch)).toEqual(patch);
     const dataDir = t.dataDir;
     t.db.close();

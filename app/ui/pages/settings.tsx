@@ -21,6 +21,7 @@ const SETTINGS: { key: string; label: string; kind: Kind; help: string }[] = [
   { key: "maxRunningVms", label: "Most running VMs", kind: "integer", help: "1 to 256" },
   { key: "execTimeoutMs", label: "Command timeout (ms)", kind: "integer", help: "1000 to 86400000" },
   { key: "diskMib", label: "Disk per VM (MiB)", kind: "integer", help: "At least 64" },
+  { key: "maxImageMib", label: "Largest image (MiB)", kind: "integer", help: "64 to 1048576: a build or pull past it is stopped (IMAGE_TOO_LARGE)" },
   { key: "forwardGitCredentials", label: "Forward git credentials", kind: "boolean", help: "Opt-in: SANDBOX_GIT_CREDENTIALS into sandboxes" },
   { key: "network", label: "Network policy", kind: "network", help: "none, all, or allowlist: a comma-separated list of domains and keywords" },
   { key: "image", label: "Guest image", kind: "image", help: "recipe: extra Debian packages, comma-separated; oci: an image reference" },
