@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { ImageTooLargeError, type SandboxEvent } from "../../sdk/index";
-import { makeActorFixture, type ActorFixture } from "../actors/fixture";
+import { makeActorFixture, recordEvents, type ActorFixture } from "../actors/fixture";
 import { startRegistry, type Registry } from "../fixtures/oci-registry";
 
 const MIB = 1024 * 1024;
@@ -15,21 +15,18 @@ const BOMB_BYTES = 2048 * MIB;
 
 let f: ActorFixture;
 let registry: Registry;
-const events: SandboxEvent[] = [];
-const stopEvents = new AbortController();
+let recorded: ReturnType<typeof recordEvents>;
 
 beforeAll(async () => {
   f = await makeActorFixture();
   registry = await startRegistry();
   await f.client.settings.patch({ maxImageMib: LIMIT_MIB });
   for (const id of ["ses_bomb", "ses_big_build"]) await f.client.sessions.register({ id, directory: f.makeRepo(id) });
-  void (async () => {
-    for await (const event of f.events.subscribe(stopEvents.signal)) events.push(event as SandboxEvent);
-  })();
+  recorded = recordEvents(f);
 }, 900_000);
 
 afterAll(async () => {
-  stopEvents.abort();
+  recorded?.stop();
   await registry?.stop();
   await f?.teardown();
 }, 120_000);
@@ -72,7 +69,7 @@ describe(`an image past maxImageMib (${LIMIT_MIB} MiB)`, () => {
     expect(maxDrop).toBeLessThan(BOMB_BYTES / 2);
     expectNothingLeftIn(cacheDir());
     expect(existsSync(join(cacheDir(), digest.replace(":", "-")))).toBe(false);
-    const failed = events.find((e) => e.type === "image" && e.image === `oci:${reference}` && e.phase === "failed") as Extract<SandboxEvent, { type: "image" }> | undefined;
+    const failed = recorded.events.find((e) => e.type === "image" && e.image === `oci:${reference}` && e.phase === "failed") as Extract<SandboxEvent, { type: "image" }> | undefined;
     expect(failed?.detail).toStartWith("IMAGE_TOO_LARGE: ");
     const listed = (await f.client.images.list()).images.find((image) => image.image === `oci:${reference}`);
     expect(listed).toMatchObject({ status: "failed", detail: expect.stringContaining("IMAGE_TOO_LARGE") });
