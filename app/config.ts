@@ -1,6 +1,6 @@
 // Turns the process environment into a typed Config. Pure: main.ts passes process.env, tests pass objects.
+import { resolveDataDir as resolveClientDataDir } from "../sdk/connection";
 import { createHash } from "node:crypto";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseLogLevel, type LogLevel } from "./log";
 import { MIN_MEMORY_MIB, RANGES } from "./services/settings";
@@ -48,10 +48,9 @@ export class ConfigError extends Error {}
 type Env = Record<string, string | undefined>;
 
 /** `SANDBOX_DATA_DIR`, else `$XDG_STATE_HOME/session-sandbox`, else `~/.local/state/session-sandbox`. */
+/** The data directory, resolved as every client resolves the manager's (sdk/connection.ts). */
 export function resolveDataDir(env: Env): string {
-  if (env.SANDBOX_DATA_DIR) return env.SANDBOX_DATA_DIR;
-  const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
-  return join(stateHome, "session-sandbox");
+  return resolveClientDataDir(env);
 }
 
 /** Accepts `4G`, `512M`, or a plain number of MiB; returns MiB. */

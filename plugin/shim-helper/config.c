@@ -113,15 +113,39 @@ static void parse_url(config_t *c) {
   c->port = dup_s(port && *port ? port : "80");
 }
 
+/* SANDBOX_URL, else http://SANDBOX_HOST:SANDBOX_PORT (127.0.0.1:7878; a wildcard host means loopback), as
+ * sdk/connection.ts resolves it; an empty value counts as unset. NULL in *problem when the port is fine. */
+static char *configured_url(char **problem) {
+  *problem = NULL;
+  if (nonempty("SANDBOX_URL")) return dup_s(getenv("SANDBOX_URL"));
+  const char *host = nonempty("SANDBOX_HOST") ? getenv("SANDBOX_HOST") : "127.0.0.1";
+  if (strcmp(host, "0.0.0.0") == 0) host = "127.0.0.1";
+  if (strcmp(host, "::") == 0) host = "::1";
+  const char *port = nonempty("SANDBOX_PORT") ? getenv("SANDBOX_PORT") : "7878";
+  size_t digits = strspn(port, "0123456789");
+  long value = digits == strlen(port) && digits >= 1 && digits <= 5 ? strtol(port, NULL, 10) : 0;
+  buf_t b = {0};
+  int bracket = strchr(host, ':') != NULL && host[0] != '[';
+  buf_printf(&b, "http://%s%s%s:%s", bracket ? "[" : "", host, bracket ? "]" : "", port);
+  if (value < 1 || value > 65535) {
+    buf_t why = {0};
+    buf_printf(&why, "SANDBOX_PORT=\"%s\" is not a port the manager can be reached on: set SANDBOX_URL, or SANDBOX_PORT to the port in the manager's \"manager listening\" log line", port);
+    *problem = why.data;
+  }
+  return b.data;
+}
+
 void load_config(config_t *c) {
   memset(c, 0, sizeof *c);
-  const char *url = nonempty("SANDBOX_URL") ? getenv("SANDBOX_URL") : getenv("SANDBOX_URL") ? "" : DEFAULT_URL;
+  char *port_problem;
+  char *url = configured_url(&port_problem);
   size_t n = strlen(url);
   while (n > 0 && url[n - 1] == '/') n--;
   c->url = dup_n(url, n);
   parse_url(c);
+  if (port_problem) c->url_problem = port_problem;
 
-  /* A positive integer, else the default (Number(text) in config.ts: decimal digits here). */
+  /* A positive whole number of decimal digits, else the default (as sdk/connection.ts). */
   c->timeout_ms = DEFAULT_TIMEOUT_MS;
   const char *timeout = getenv("SANDBOX_MANAGER_TIMEOUT_MS");
   if (timeout && *timeout) {

@@ -14,10 +14,25 @@ static int answer_flag(const buf_t *body, const char *key, const char *what) {
   refuse("the manager's answer about %s has no boolean \"%s\", so it cannot be trusted: %.300s", what, key, body->data ? body->data : "");
 }
 
+/* One JSON line of the resolved connection (the token included: the caller already holds it), then exit 0. */
+static void print_config(const config_t *c) {
+  buf_t b = {0};
+  buf_puts(&b, "{\"url\":");
+  json_quote(&b, c->url);
+  buf_printf(&b, ",\"urlProblem\":%s,\"token\":", c->url_problem ? "true" : "false");
+  if (c->token) json_quote(&b, c->token);
+  else buf_puts(&b, "null");
+  buf_printf(&b, ",\"tokenProblem\":%s,\"managerTimeoutMs\":%ld}\n", c->problem ? "true" : "false", (long)c->timeout_ms);
+  write_all(1, b.data, b.len);
+  exit(0);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a closed stdout must not end us before the manager hears the drop */
   config_t c;
   load_config(&c);
+  /* What it resolved, for the test that holds this resolver to sdk/connection.ts's table of cases. */
+  if (argc == 2 && strcmp(argv[1], "--print-config") == 0) print_config(&c);
   char **args = argv + 1;
   const char *command = NULL;
   for (int i = 1; i < argc; i++)

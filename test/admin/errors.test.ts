@@ -66,7 +66,7 @@ describe("admin scripts", () => {
   test("no token anywhere → exit 1, and the fix says where it looked", async () => {
     const result = await runScript("vms", [], { SANDBOX_URL: m.manager.url, SANDBOX_DATA_DIR: `${m.dataDir}-nowhere` });
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toContain(`fix: SANDBOX_API_TOKEN is unset and ${m.dataDir}-nowhere/api-token cannot be read (ENOENT); set SANDBOX_API_TOKEN`);
+    expect(result.stderr).toContain(`fix: no manager token: set SANDBOX_API_TOKEN or SANDBOX_API_TOKEN_FILE (could not read ${m.dataDir}-nowhere/api-token: ENOENT); set SANDBOX_API_TOKEN`);
   });
 
   test("a wrong token → exit 1 with the manager's reason; a bad SANDBOX_URL → exit 2", async () => {
