@@ -141,7 +141,12 @@ async function exec(args: string[]): Promise<number> {
     const result = await local.exec(
       command.name,
       { argv: command.argv, cwd: command.workdir, env: command.env, ...(timeoutMs === undefined ? {} : { timeoutMs }) },
-      { stdout: (chunk) => void pending.push(write("stdout", chunk)), stderr: (chunk) => void pending.push(write("stderr", chunk)) },
+      {
+        stdout: (chunk) => void pending.push(write("stdout", chunk)),
+        stderr: (chunk) => void pending.push(write("stderr", chunk)),
+        // As msb's --stream: a reader that does not take our output holds the guest back, nothing piles up here.
+        room: () => (pending.length > 0 ? Promise.all(pending.splice(0)).then(() => undefined) : undefined),
+      },
     );
     await Promise.all(pending);
     if (result.timedOut) {
