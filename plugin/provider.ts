@@ -1,6 +1,7 @@
 // Our arbiter provider ("session-sandbox"): its claim is the manager's word on the session's mode, and it
 // runs the calls it wins in the session's VM through the SDK's exec stream. One per process: every
 // OpenCode directory instance adds its own manager connection, looked up by directory.
+import { boundedOutput } from "./bounded-output";
 import {
   createClient,
   ManagerUnreachableError,
@@ -86,23 +87,31 @@ export async function claimFromManager(instance: Instance, input: ClaimInput): P
 export const METADATA_OUTPUT_CHARS = 30_000;
 export const tail = (text: string) => (text.length <= METADATA_OUTPUT_CHARS ? text : `...\n\n${text.slice(-METADATA_OUTPUT_CHARS)}`);
 
+/** How often the live view of a running command's output is refreshed. */
+const LIVE_OUTPUT_EVERY_MS = 250;
+
 /** Runs a won call in the session's VM: streams output, honours the timeout, cancels in the VM on abort. */
 export async function executeInVm(instance: Instance, call: ProviderCall): Promise<ProviderResult> {
   const manager = managerOf(instance);
   const decoder = new TextDecoder();
-  let output = "";
+  const output = boundedOutput();
   let vmName = "";
   // The manager enforces the timeout in the VM; this guard only catches a manager that stops answering.
   const guard = AbortSignal.timeout(call.timeoutMs + 15_000);
   const signal = AbortSignal.any([call.abort, guard]);
   const notes: string[] = [];
   let exit: number | null = null;
+  let shownAt = -Infinity;
   try {
     for await (const event of manager.exec(call.sessionID, { command: call.command, cwd: call.workdir, timeoutMs: call.timeoutMs, callID: call.callID }, signal)) {
       if (event.type === "started") vmName = event.vmName;
       else if (event.type === "stdout" || event.type === "stderr") {
-        output += decoder.decode(event.data, { stream: true });
-        call.onOutput(output);
+        output.append(decoder.decode(event.data, { stream: true }));
+        // The live view, a few times a second: each is a copy of everything kept.
+        if (performance.now() - shownAt >= LIVE_OUTPUT_EVERY_MS) {
+          shownAt = performance.now();
+          call.onOutput(output.text());
+        }
       } else {
         exit = event.timedOut || event.cancelled ? null : event.exitCode;
         if (event.timedOut) notes.push(`shell tool terminated command after exceeding timeout ${call.timeoutMs} ms. If this command is expected to take longer and is not waiting for interactive input, retry with a larger timeout value in milliseconds.`);
@@ -113,8 +122,8 @@ export async function executeInVm(instance: Instance, call: ProviderCall): Promi
     if (!call.abort.aborted && !guard.aborted) throw error;
     notes.push(call.abort.aborted ? "User aborted the command" : "the sandbox manager stopped answering; the command was cancelled in the VM");
   }
-  output += decoder.decode();
-  let shown = output || "(no output)";
+  output.append(decoder.decode());
+  let shown = output.text() || "(no output)";
   if (notes.length > 0) shown += `\n\n<shell_metadata>\n${notes.join("\n")}\n</shell_metadata>`;
   return { output: shown, exit, metadata: { vmName } };
 }
