@@ -24,9 +24,10 @@ function managerEnv(dataDir: string, env: Record<string, string>): Record<string
   return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", SANDBOX_DATA_DIR: dataDir, SANDBOX_PORT: "0", SANDBOX_RUNTIME_DIR: runtimeDir, ...env };
 }
 
-export async function startManager(dataDir: string, env: Record<string, string> = {}): Promise<ManagerProcess> {
+/** `command`: how the manager is started (default `bun app/main.ts`; `session-sandbox serve` is another way). */
+export async function startManager(dataDir: string, env: Record<string, string> = {}, command = ["bun", join(ROOT, "app/main.ts")]): Promise<ManagerProcess> {
   const runtimeDir = managerEnv(dataDir, env).SANDBOX_RUNTIME_DIR!;
-  const proc = Bun.spawn(["bun", join(ROOT, "app/main.ts")], { env: managerEnv(dataDir, env), stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn(command, { env: managerEnv(dataDir, env), stdout: "ignore", stderr: "pipe" });
   const stderrLines: string[] = [];
   const listening = Promise.withResolvers<string>();
   void (async () => {

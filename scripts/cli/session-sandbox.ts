@@ -39,6 +39,8 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   own("stats", "CPU, memory, pids and disk per VM"),
   own("events", "the manager's events: VMs, commands, images, sessions"),
   own("inspect", "everything the manager knows about one VM or session"),
+  own("serve", "run the manager in the foreground (as root)"),
+  own("install-service", "install the manager as a systemd service"),
   ["token", { summary: "print the API token (on the manager's host; creates it if needed)", script: join(import.meta.dir, "../token.ts"), kind: "admin" }],
 ]);
 
