@@ -47,11 +47,16 @@ async function resolved(files: string[], env: Record<string, string> = {}): Prom
 
 const volumeTargets = (service: Service) => service.volumes.map((v) => (typeof v === "string" ? v.split(":").slice(0, 2).join(":") : `${v.source}:${v.target}`));
 
-/** Every variable of the README's configuration table. */
-function readmeVariables(): string[] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const table = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## The API"));
-  return [...new Set([...table.matchAll(/`((?:SANDBOX|MSB)_[A-Z_]+)`/g)].map((m) => m[1]!))];
+/** Every variable of the configuration table in docs/configuration.md (its first column, row by row). */
+function documentedVariables(): string[] {
+  const doc = readFileSync(join(ROOT, "docs/configuration.md"), "utf8");
+  const lines = doc.split("\n");
+  const header = lines.findIndex((line) => line.startsWith("| variable |"));
+  expect(header).toBeGreaterThanOrEqual(0);
+  const end = lines.findIndex((line, i) => i > header && !line.startsWith("|"));
+  const names = lines.slice(header + 2, end < 0 ? undefined : end).flatMap((row) => [...row.split("|")[1]!.matchAll(/`((?:SANDBOX|MSB)_[A-Z_]+)`/g)].map((m) => m[1]!));
+  expect(names.length).toBeGreaterThan(20);
+  return [...new Set(names)];
 }
 
 describe("docker-compose.sandbox.yml", () => {
@@ -83,9 +88,9 @@ describe("docker-compose.sandbox.yml", () => {
     expect(env.MSB_HOME).toBe(`${env.SANDBOX_RUNTIME_DIR}/msb`);
   });
 
-  test("every SANDBOX_* setting of the README is passed through; values come from the caller's environment", async () => {
+  test("every SANDBOX_* setting of the configuration table (docs/configuration.md) is passed through; values come from the caller's environment", async () => {
     const env = (await resolved([OVERLAY])).services["sandbox-manager"]!.environment;
-    expect(Object.keys(env)).toEqual(expect.arrayContaining(readmeVariables()));
+    expect(Object.keys(env)).toEqual(expect.arrayContaining(documentedVariables()));
     expect(env).toMatchObject({ SANDBOX_RUNTIME: "msb", SANDBOX_HOST: "0.0.0.0", SANDBOX_PORT: "7878", SANDBOX_CPUS: "" });
     const custom = (await resolved([OVERLAY], { SANDBOX_CPUS: "4", SANDBOX_MEMORY: "8G", SANDBOX_WORKSPACE: "/home/dev/src", SANDBOX_PUBLISH_PORT: "9000" })).services["sandbox-manager"]!;
     expect(custom.environment).toMatchObject({ SANDBOX_CPUS: "4", SANDBOX_MEMORY: "8G" });

@@ -94,10 +94,12 @@ describe("metrics", () => {
   });
 });
 
-describe("the README's scrape config", () => {
+describe("the scrape config in docs/operating.md", () => {
   test("promtool check config → valid, the bearer token read from its file", async () => {
-    const readme = await Bun.file(join(import.meta.dir, "../../README.md")).text();
-    const yaml = readme.match(/```yaml\n(\s*scrape_configs:[\s\S]*?)```/)![1]!.replace(/^ {2}/gm, "");
+    const doc = await Bun.file(join(import.meta.dir, "../../docs/operating.md")).text();
+    const block = doc.match(/^( *)```yaml\n((?:\1 *scrape_configs:)[\s\S]*?)^\1```/m)!;
+    // The block as written, less the indentation of its fence (it may sit inside a list item).
+    const yaml = block[2]!.replace(new RegExp(`^${block[1]}`, "gm"), "");
     const dir = makeTempDir("ss-scrape-config-");
     try {
       writeFileSync(join(dir, "token"), "x".repeat(40));

@@ -1,6 +1,6 @@
 // The dashboard in a real headless Chromium against the real manager over the real local runtime: sign-in,
 // sessions, toggles, resource overrides, the VM list, the live feed, settings; axe on every page; screenshots
-// of each page (into docs/ui/ for the README with SANDBOX_UPDATE_SCREENSHOTS=1).
+// of each page (into docs/ui/, shown in docs/operating.md, with SANDBOX_UPDATE_SCREENSHOTS=1).
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { makeTempDir } from "../helpers";
 import { openBrowser, seriousViolations, type Browser } from "./browser";
 
 // Every run takes the screenshots (a page that renders wrong shows in them); only
-// SANDBOX_UPDATE_SCREENSHOTS=1 writes them over the README's copies in docs/ui/, so a test run
+// SANDBOX_UPDATE_SCREENSHOTS=1 writes them over the copies in docs/ui/ that docs/operating.md shows, so a test run
 // leaves the repository as it found it.
 const SHOTS = process.env.SANDBOX_UPDATE_SCREENSHOTS === "1" ? join(import.meta.dir, "../../docs/ui") : makeTempDir("ss-ui-shots-");
 const ROOT_ID = "ses_ui";
@@ -85,7 +85,7 @@ describe("dashboard", () => {
     console.log(`first contentful paint: ${paintMs.toFixed(0)} ms`);
     expect(paintMs).toBeGreaterThan(0);
     expect(paintMs).toBeLessThan(1000);
-    // The page weight the README states: HTML + JS + CSS as served (no compression), kept under 64 KB.
+    // The page weight docs/operating.md states: HTML + JS + CSS as served (no compression), kept under 64 KB.
     const sizes = await Promise.all(["/", "/ui/app.js", "/ui/app.css"].map(async (path) => (await (await fetch(m.manager.url + path)).arrayBuffer()).byteLength));
     console.log(`page weight: ${sizes.join(" + ")} = ${sizes.reduce((a, b) => a + b)} bytes`);
     expect(sizes.reduce((a, b) => a + b)).toBeLessThan(64 * 1024);
