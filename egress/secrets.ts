@@ -121,7 +121,7 @@ function jsonUnicodeForm(value: string): string {
  * hex; and base64 (standard and URL-safe, at any alignment). Hex digits are matched in either case
  * (`%2f` and `%2F`, `\u002f`, `DEADbeef`): those forms are compared without case, so a value's own letters
  * match in either case there too, which redacts more, never less. A value sent back in pieces, or in an
- * encoding not listed, is not caught (docs: README, "Network, secrets and git credentials").
+ * encoding not listed, is not caught (docs/network-and-secrets.md).
  */
 export function redactionPatterns(secrets: readonly CompiledSecret[]): Array<{ name: string; find: string; replacement: string; ignoreCase?: boolean }> {
   return secrets.flatMap((s) => {

@@ -101,7 +101,7 @@ export type ExecRequest = {
  * The consumer's window on a command's output: undefined while it has room, else a promise that settles once
  * it has room again. A producer given a promise reads no more of the guest's output until it settles, so the
  * guest's own writes block: output is paused, never dropped and never buffered without bound (each hop of
- * the way to the client has one; README "Output and slow readers").
+ * the way to the client has one; docs/api.md, "Output and slow readers").
  */
 export type OutputRoom = () => Promise<void> | undefined;
 

@@ -27,7 +27,7 @@ function configCheck(env: Env): Check {
     if (!["auto", "local", "gvisor", "msb"].includes(runtime)) return fail("config", `SANDBOX_RUNTIME=${JSON.stringify(runtime)} is not auto, local, gvisor or msb`, "set SANDBOX_RUNTIME to auto, local, gvisor or msb, or unset it");
     return pass("config", `the SANDBOX_* environment parses (runtime: ${runtime})`);
   } catch (error) {
-    return fail("config", (error as Error).message, "correct or unset the variable it names (see the README's configuration table)");
+    return fail("config", (error as Error).message, "correct or unset the variable it names (see docs/configuration.md, the environment table)");
   }
 }
 

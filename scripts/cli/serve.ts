@@ -1,5 +1,5 @@
-// `session-sandbox serve`: the manager in the foreground, configured by the environment (README,
-// docs/configuration.md). It needs root (namespaces, cgroups, mounts): `session-sandbox install-service`
+// `session-sandbox serve`: the manager in the foreground, configured by the environment
+// (docs/configuration.md). It needs root (namespaces, cgroups, mounts): `session-sandbox install-service`
 // runs it as a system service. Started through the CLI's own flags, it loads no `.env` or `bunfig.toml`
 // from the directory it is started in.
 const HELP = `usage: session-sandbox serve
