@@ -39,6 +39,11 @@ export const ERROR_CODES = [
   "CA_ROTATION_FAILED",
   "SECRET_NOT_CONFIGURED",
   "EXEC_NOT_FOUND",
+  "FORBIDDEN",
+  "DIRECTORY_NOT_ACCESSIBLE",
+  "USER_NOT_FOUND",
+  "USER_EXISTS",
+  "ACCOUNT_NOT_FOUND",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -310,5 +315,41 @@ export class SecretNotConfiguredError extends DomainError {
 export class ExecNotFoundError extends DomainError {
   constructor(sessionId: string, callID: string) {
     super(404, "EXEC_NOT_FOUND", `no command with call id ${JSON.stringify(callID)} is running in session ${JSON.stringify(sessionId)}'s sandbox (it may have finished); see GET /api/sessions/${sessionId}/execs`);
+  }
+}
+
+/** Thrown when a user's token (not the manager's own) asks for what only the manager's token may do. */
+export class ForbiddenError extends DomainError {
+  constructor(what: string) {
+    super(403, "FORBIDDEN", `${what} needs the manager's own token: a user's token may register and use its own sessions only (docs/non-root.md)`);
+  }
+}
+
+/**
+ * Thrown when a user's token names a directory that user cannot read, write and enter: the manager (root)
+ * would mount it read-write into a VM where the guest is root, so it mounts only what the user could use.
+ */
+export class DirectoryNotAccessibleError extends DomainError {
+  constructor(user: string, path: string) {
+    super(403, "DIRECTORY_NOT_ACCESSIBLE", `user ${user} cannot read, write and enter ${path}, so no VM of theirs may mount it; use a directory of their own`);
+  }
+}
+
+export class UserNotFoundError extends DomainError {
+  constructor(name: string) {
+    super(404, "USER_NOT_FOUND", `no user ${JSON.stringify(name)} has a token; list them with GET /api/users or \`session-sandbox users\``);
+  }
+}
+
+export class UserExistsError extends DomainError {
+  constructor(name: string) {
+    super(409, "USER_EXISTS", `user ${JSON.stringify(name)} has a token already; to replace it, remove the user first (DELETE /api/users/${name}), then add it again`);
+  }
+}
+
+/** Thrown when a user is added whose account this host does not have (or is root, whose token is the manager's own). */
+export class AccountNotFoundError extends DomainError {
+  constructor(name: string, why: string) {
+    super(400, "ACCOUNT_NOT_FOUND", `cannot add user ${JSON.stringify(name)}: ${why}`);
   }
 }

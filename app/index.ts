@@ -1,6 +1,7 @@
 // createApp(deps): the whole HTTP surface, with no I/O of its own. main.ts and the tests provide deps.
 import { Elysia } from "elysia";
 import { bearerAuth } from "./http/auth";
+import { userRoutes } from "./routes/users";
 import { errorHandler } from "./http/error-handler";
 import { openApiDocument } from "./http/openapi-document";
 import type { Logger } from "./log";
@@ -51,7 +52,7 @@ export function createApp({ services, execService, supervisor, images, token, lo
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
       .use(errorHandler(log))
-      .use(bearerAuth(token))
+      .use(bearerAuth(token, { users: services.users, sessionAccess: services.sessionAccess }))
       .use(openApiDocument(OPENAPI_JSON_PATH, { title: "session-sandbox manager", version, description: "Sandbox VMs for OpenCode root sessions" }))
       .use(healthRoutes(version, services.host, runtimeStatus))
       .use(sessionRoutes(services))
@@ -60,12 +61,13 @@ export function createApp({ services, execService, supervisor, images, token, lo
       .use(secretRoutes(services))
       .use(execRoutes(execService))
       .use(execHistoryRoutes(services, execService))
-      .use(vmRoutes(supervisor))
+      .use(vmRoutes(supervisor, services.users))
+      .use(userRoutes(services))
       .use(imageRoutes(images))
       .use(opsRoutes(events, metrics, doctor))
       .use(caRoutes(ca, log))
       .use(shellRoutes(execService))
-      .use(vmStatsRoutes(vmStats))
+      .use(vmStatsRoutes(vmStats, services.users))
       .use(dashboardRoutes())
   );
 }

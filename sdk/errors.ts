@@ -75,6 +75,14 @@ export class ImageInvalidError extends SandboxError {}
 export class ImageUnavailableError extends SandboxError {}
 /** A build or pull unpacked past maxImageMib: stopped while unpacking, removed, nothing booted. */
 export class ImageTooLargeError extends SandboxError {}
+/** A user's token asked for what only the manager's own token may do (403). */
+export class ForbiddenError extends SandboxError {}
+/** A user's token named a directory that user cannot read, write and enter (403). */
+export class DirectoryNotAccessibleError extends SandboxError {}
+export class UserNotFoundError extends SandboxError {}
+export class UserExistsError extends SandboxError {}
+/** The host has no such account, or it is root (400). */
+export class AccountNotFoundError extends SandboxError {}
 /** Thrown when a cached image key is unknown. */
 export class ImageNotFoundError extends SandboxError {}
 /** Thrown when removing an image that a setting, session or VM still uses. */
@@ -131,6 +139,11 @@ const CLASS_BY_CODE = {
   CA_ROTATION_FAILED: CaRotationFailedError,
   SECRET_NOT_CONFIGURED: SecretNotConfiguredError,
   EXEC_NOT_FOUND: ExecNotFoundError,
+  FORBIDDEN: ForbiddenError,
+  DIRECTORY_NOT_ACCESSIBLE: DirectoryNotAccessibleError,
+  USER_NOT_FOUND: UserNotFoundError,
+  USER_EXISTS: UserExistsError,
+  ACCOUNT_NOT_FOUND: AccountNotFoundError,
   INTERNAL: InternalError,
 } satisfies Record<ErrorCode, ErrorClass>;
 

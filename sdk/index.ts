@@ -118,6 +118,14 @@ export function createClient({ url, token, timeoutMs = 30_000, fetcher }: Client
       /** Removes every unused image last used at least `olderThanMs` ago; `dryRun` only lists. */
       prune: (options: { olderThanMs?: number; dryRun?: boolean } = {}) => unwrap(() => api.images.prune.post(options), url),
     },
+    /** Host users with a token of their own (the manager's own token only; docs/non-root.md). */
+    users: {
+      /** Gives an account of the manager's host a token; the token is answered once. */
+      add: (name: string) => unwrap(() => api.users.post({ name }), url),
+      list: () => unwrap(() => api.users.get(), url),
+      /** Takes the user's token away at once; its sessions stay until deleted. */
+      remove: (name: string) => unwrap(() => api.users({ name: segment(name) }).delete(), url),
+    },
     secrets: {
       /** The secrets configured on the manager: name, hosts and scope (all, or granted per session). Never a value. */
       list: () => unwrap(() => api.secrets.get(), url),

@@ -118,6 +118,24 @@ export const MIGRATIONS: readonly Migration[] = [
     description: "a root session's own isolation tier (auto, container, gvisor or microvm), or null when it follows the settings",
     sql: `ALTER TABLE sessions ADD COLUMN isolation_override TEXT CHECK (isolation_override IN ('auto', 'container', 'gvisor', 'microvm'));`,
   },
+  {
+    version: 10,
+    description: "host users with a token of their own (only its SHA-256 is kept), and which user registered each root session",
+    sql: `
+      CREATE TABLE users (
+        name TEXT PRIMARY KEY,
+        uid INTEGER NOT NULL UNIQUE,
+        gid INTEGER NOT NULL,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE session_owners (
+        root_session_id TEXT PRIMARY KEY,
+        uid INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX session_owners_by_uid ON session_owners(uid);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

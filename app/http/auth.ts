@@ -1,12 +1,24 @@
 // Bearer-token guard for every route except GET /api/health and the dashboard's static page and assets.
+// The manager's own token may ask anything; a user's token (app/services/users.ts) only what
+// app/http/user-access.ts lists. Who asked is kept per request for the routes that answer per user.
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { UnauthorizedError } from "../errors";
+import type { Principal } from "../services/users";
+import { authorizeUser, type UserAccess } from "./user-access";
 
 /** The dashboard's page and assets hold no data: it signs in with the token and calls /api with it. */
 export const PUBLIC_PATHS = new Set(["/api/health", "/", "/ui/app.js", "/ui/app.css"]);
 
 const BEARER = /^Bearer\s+(.+)$/i;
+
+/** Who made each request past the guard. A request without one (a public path) owns nothing. */
+const principals = new WeakMap<Request, Principal>();
+const NOBODY: Principal = { kind: "user", name: "nobody", uid: -1, gid: -1 };
+
+export function principalOf(request: Request): Principal {
+  return principals.get(request) ?? NOBODY;
+}
 
 /**
  * tokensMatch (app/auth-token.ts) with the expected side hashed once, not on every request: fixed-length
@@ -17,7 +29,8 @@ function tokenCheck(token: string): (presented: string) => boolean {
   return (presented) => timingSafeEqual(expected, Bun.SHA256.hash(presented) as Uint8Array);
 }
 
-export function bearerAuth(token: string) {
+/** `access`: the users' tokens and what they may do; without it only the manager's own token is accepted. */
+export function bearerAuth(token: string, access?: UserAccess) {
   const matches = tokenCheck(token);
   return new Elysia({ name: "bearer-auth" }).onRequest((context) => {
     const { request } = context;
@@ -26,6 +39,11 @@ export function bearerAuth(token: string) {
     const path = (context as unknown as { path?: string }).path;
     if (request.method === "GET" && path !== undefined && PUBLIC_PATHS.has(path)) return;
     const match = BEARER.exec(request.headers.get("authorization") ?? "");
-    if (!match || !matches(match[1]!.trim())) throw new UnauthorizedError();
+    const presented = match?.[1]?.trim();
+    if (presented && matches(presented)) return void principals.set(request, { kind: "admin" });
+    const user = presented ? access?.users.authenticate(presented) : undefined;
+    if (!user || user.kind !== "user") throw new UnauthorizedError();
+    principals.set(request, user);
+    authorizeUser(access!, user, request.method, path ?? "");
   });
 }

@@ -47,6 +47,7 @@ const TAGS = [
   { name: "settings", description: "Server-wide sandbox settings" },
   { name: "exec", description: "Commands run in a session's VM" },
   { name: "vms", description: "The VMs the manager knows" },
+  { name: "users", description: "Host users with a token of their own: their sessions only (docs/non-root.md)" },
   { name: "images", description: "Guest images built or pulled on request" },
   { name: "secrets", description: "Secrets configured on the manager (names, never values)" },
   { name: "ca", description: "The manager CA every VM trusts" },

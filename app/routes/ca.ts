@@ -13,7 +13,7 @@ function view(ca: ManagerCa): ManagerCaView {
 export function caRoutes(ca: ManagerCa, log: Logger) {
   return new Elysia({ prefix: "/api/ca", tags: ["ca"] })
     .get("", () => view(ca), {
-      response: { 200: ManagerCaView, ...errors(401) },
+      response: { 200: ManagerCaView, ...errors(401, 403) },
       detail: { operationId: "getCa", summary: "The manager CA's certificate (PEM), SHA-256 fingerprint and expiry; its key never leaves the manager" },
     })
     .post(
@@ -29,7 +29,7 @@ export function caRoutes(ca: ManagerCa, log: Logger) {
         return { ...view(ca), previousFingerprint };
       },
       {
-        response: { 200: RotatedCa, ...errors(401, 503) },
+        response: { 200: RotatedCa, ...errors(401, 403, 503) },
         detail: { operationId: "rotateCa", summary: "Replace the manager CA with a new key; every VM trusts the new one from its next command (recreated, keeping its volume)" },
       },
     );

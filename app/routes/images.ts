@@ -9,7 +9,7 @@ import { sourceKeyOf } from "../images/image-choice";
 export function imageRoutes(images: ImageService) {
   return new Elysia({ prefix: "/api/images", tags: ["images"] })
     .get("", () => ({ images: images.list() }), {
-      response: { 200: t.Object({ images: t.Array(ImageView) }), ...errors(401) },
+      response: { 200: t.Object({ images: t.Array(ImageView) }), ...errors(401, 403) },
       detail: { operationId: "listImages", summary: "Every guest image: the built-in one and those built or pulled on request, with status, size and users" },
     })
     .post(
@@ -24,7 +24,7 @@ export function imageRoutes(images: ImageService) {
       {
         parse: jsonObjectBody,
         body: ImageChoice,
-        response: { 202: t.Object({ image: t.Nullable(ImageView) }), ...errors(400, 401, 413, 415, 422) },
+        response: { 202: t.Object({ image: t.Nullable(ImageView) }), ...errors(400, 401, 403, 413, 415, 422) },
         detail: { operationId: "prepareImage", summary: "Build or pull an image now, in the background (progress: `image` events on /api/events); a ready one is reused" },
       },
     )
@@ -40,7 +40,7 @@ export function imageRoutes(images: ImageService) {
           },
           { additionalProperties: false },
         ),
-        response: { 200: t.Object({ removed: t.Array(t.String()), freedBytes: Type.Integer(), dryRun: t.Boolean() }), ...errors(400, 401, 413, 415, 422) },
+        response: { 200: t.Object({ removed: t.Array(t.String()), freedBytes: Type.Integer(), dryRun: t.Boolean() }), ...errors(400, 401, 403, 413, 415, 422) },
         detail: { operationId: "pruneImages", summary: "Remove every image no setting, session or VM uses (the built-in image stays)" },
       },
     )
@@ -52,7 +52,7 @@ export function imageRoutes(images: ImageService) {
       },
       {
         params: t.Object({ image: t.String({ minLength: 1, maxLength: 1024 }) }),
-        response: { 200: t.Object({ removed: t.String() }), ...errors(401, 404, 409) },
+        response: { 200: t.Object({ removed: t.String() }), ...errors(401, 403, 404, 409) },
         detail: { operationId: "removeImage", summary: "Remove one cached image by its key (GET /api/images); refused while a setting, session or VM uses it" },
       },
     );

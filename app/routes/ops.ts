@@ -25,7 +25,7 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
         }),
         response: {
           200: t.String({ description: "text/event-stream: `retry:`, then frames `id: <ULID>`, `event: vm|exec|image|secret|session|sandbox|settings` with a JSON SandboxEvent; `event: replay-gap|overflow` (no id) when events were missed" }),
-          ...errors(401, 422),
+          ...errors(401, 403, 422),
         },
         detail: { operationId: "streamEvents", summary: "Server-sent events: VM booting/running/stopped/evicted/removed with reasons, exec started/finished, image progress, secret substituted (names, never values), sessions registered/deleted, sandbox toggled, settings changed; Last-Event-ID or ?since= replays the last 10,000" },
       },
@@ -34,12 +34,12 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
       "/metrics",
       async () => new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } }),
       {
-        response: { 200: t.String({ description: "Prometheus text format" }), ...errors(401) },
+        response: { 200: t.String({ description: "Prometheus text format" }), ...errors(401, 403) },
         detail: { operationId: "getMetrics", summary: "Prometheus metrics: running VMs and the cap, boots, execs, evictions, removals and refusals" },
       },
     )
     .get("/api/doctor", () => doctor(), {
-      response: { 200: t.Object({ ok: t.Boolean(), checks: t.Array(DoctorCheck) }), ...errors(401) },
+      response: { 200: t.Object({ ok: t.Boolean(), checks: t.Array(DoctorCheck) }), ...errors(401, 403) },
       detail: { operationId: "getDoctorReport", summary: "Checks the runtime, KVM, msb, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix" },
     });
 }

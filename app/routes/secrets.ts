@@ -6,7 +6,7 @@ import type { Services } from "../services";
 
 export function secretRoutes({ secretGrants }: Services) {
   return new Elysia({ tags: ["secrets"] }).get("/api/secrets", () => ({ secrets: secretGrants.configured() }), {
-    response: { 200: t.Object({ secrets: t.Array(ConfiguredSecret) }), ...errors(401) },
+    response: { 200: t.Object({ secrets: t.Array(ConfiguredSecret) }), ...errors(401, 403) },
     detail: { operationId: "listSecrets", summary: "The configured secrets (SANDBOX_SECRETS): name, hosts and scope; grant one to a root session with PUT /api/session-sandbox/:id {\"secrets\": [...]}" },
   });
 }

@@ -2,6 +2,8 @@
 import { Elysia } from "elysia";
 import { jsonObjectBody } from "../http/json-body";
 import { errors, SessionParams, SessionSandbox, SessionSandboxUpdate } from "../http/schemas";
+import { ForbiddenError } from "../errors";
+import { principalOf } from "../http/auth";
 import type { Services } from "../services";
 
 export function sessionSandboxRoutes({ sessionSandbox }: Services) {
@@ -11,11 +13,15 @@ export function sessionSandboxRoutes({ sessionSandbox }: Services) {
       response: { 200: SessionSandbox, ...errors(400, 401, 404, 409, 422) },
       detail: { operationId: "getSessionSandbox", summary: "A session's effective sandbox mode, its source, resources and VM name" },
     })
-    .put("/:id", ({ params, body }) => sessionSandbox.update(params.id, body), {
+    .put("/:id", ({ params, body, request }) => {
+      // Secrets are the manager's: a user's token may use what was granted, never grant.
+      if (body.secrets !== undefined && principalOf(request).kind !== "admin") throw new ForbiddenError("granting or revoking secrets");
+      return sessionSandbox.update(params.id, body);
+    }, {
       params: SessionParams,
       parse: jsonObjectBody,
       body: SessionSandboxUpdate,
-      response: { 200: SessionSandbox, ...errors(400, 401, 404, 409, 413, 415, 422) },
+      response: { 200: SessionSandbox, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
       detail: {
         operationId: "updateSessionSandbox",
         summary:

@@ -2,24 +2,31 @@
 import { Elysia, t } from "elysia";
 import { jsonObjectBody } from "../http/json-body";
 import { DeletedSessions, ListedSession, errors, RegisterSessionBody, Session, SessionParams } from "../http/schemas";
+import { principalOf } from "../http/auth";
 import type { Services } from "../services";
 
-export function sessionRoutes({ sessions }: Services) {
+export function sessionRoutes({ sessions, sessionAccess, users }: Services) {
   return new Elysia({ prefix: "/api/sessions", tags: ["sessions"] })
     .post(
       "",
-      ({ body, status }) => {
-        const { session, created } = sessions.register(body);
+      ({ body, status, request }) => {
+        const { session, created } = sessionAccess.register(principalOf(request), body);
         return created ? status(201, session) : status(200, session);
       },
       {
         parse: jsonObjectBody,
         body: RegisterSessionBody,
-        response: { 200: Session, 201: Session, ...errors(400, 401, 404, 409, 413, 415, 422) },
+        response: { 200: Session, 201: Session, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
         detail: { operationId: "registerSession", summary: "Register a session (201), or confirm an identical registration (200). Different data for a known id is a 409." },
       },
     )
-    .get("", () => ({ sessions: sessions.list() }), {
+    .get("", ({ request }) => {
+      const principal = principalOf(request);
+      if (principal.kind === "admin") return { sessions: sessions.list() };
+      // A user sees the sessions of the roots it registered, and nothing of anyone else's.
+      const own = new Set(users.rootsOf(principal.uid));
+      return { sessions: sessions.list().filter((session) => session.rootSessionID !== null && own.has(session.rootSessionID)) };
+    }, {
       response: { 200: t.Object({ sessions: t.Array(ListedSession) }), ...errors(401) },
       detail: { operationId: "listSessions", summary: "List every registered session; rootSessionID is null where a stored parent chain is broken" },
     })

@@ -17,7 +17,7 @@ export function settingsRoutes({ settings }: Services) {
     .patch("/sandbox", ({ body }) => settings.patch(body), {
       parse: jsonObjectBody,
       body: SandboxSettingsPatch,
-      response: { 200: SandboxSettings, ...errors(400, 401, 413, 415, 422) },
+      response: { 200: SandboxSettings, ...errors(400, 401, 403, 413, 415, 422) },
       detail: { operationId: "updateSettings", summary: "Change settings; a key set to null returns to its default (env, then built-in)" },
     });
 }

@@ -3,6 +3,9 @@ import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { errors, VmParams } from "../http/schemas";
 import type { VmStatsService } from "../services/vm-stats";
+import { principalOf } from "../http/auth";
+import { ownsVm } from "../http/user-access";
+import type { UsersService } from "../services/users";
 
 const bytes = (description: string) => t.Nullable(Type.Integer({ minimum: 0, description }));
 
@@ -25,9 +28,9 @@ export const VmStats = t.Object(
   { description: "A VM's usage now, read from its cgroups and its volume at request time" },
 );
 
-export function vmStatsRoutes(stats: VmStatsService) {
+export function vmStatsRoutes(stats: VmStatsService, users: Pick<UsersService, "rootsOf">) {
   return new Elysia({ prefix: "/api/vms", tags: ["vms"] })
-    .get("/stats", async () => ({ vms: await stats.all() }), {
+    .get("/stats", async ({ request }) => ({ vms: (await stats.all()).filter((vm) => ownsVm(users, principalOf(request), vm.name)) }), {
       response: { 200: t.Object({ vms: t.Array(VmStats) }), ...errors(401) },
       detail: { operationId: "listVmStats", summary: "Usage of every VM the manager knows: CPU seconds, memory, pids, disk" },
     })

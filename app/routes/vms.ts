@@ -5,6 +5,9 @@ import { jsonObjectBody } from "../http/json-body";
 import { errors, Vm, VmParams } from "../http/schemas";
 import type { Supervisor } from "../supervisor/supervisor";
 import type { BindMount } from "../../runtime/driver";
+import { principalOf } from "../http/auth";
+import { ownsVm } from "../http/user-access";
+import type { UsersService } from "../services/users";
 
 /** The directories a VM mounts, without any nested inside another (a linked worktree's main git dir can be). */
 function topLevelMounts(mounts: BindMount[]): string[] {
@@ -12,12 +15,12 @@ function topLevelMounts(mounts: BindMount[]): string[] {
   return paths.filter((path) => !paths.some((other) => path.startsWith(`${other}/`)));
 }
 
-export function vmRoutes(supervisor: Supervisor) {
+export function vmRoutes(supervisor: Supervisor, users: Pick<UsersService, "rootsOf">) {
   return new Elysia({ prefix: "/api/vms", tags: ["vms"] })
     .get(
       "",
-      () => ({
-        vms: supervisor.list().map((r) => ({
+      ({ request }) => ({
+        vms: supervisor.list().filter((r) => ownsVm(users, principalOf(request), r.vmName)).map((r) => ({
           name: r.vmName,
           rootSessionID: r.rootSessionId,
           status: r.status,
@@ -42,7 +45,7 @@ export function vmRoutes(supervisor: Supervisor) {
           },
           { additionalProperties: false },
         ),
-        response: { 200: t.Object({ removed: t.Array(t.String()), dryRun: t.Boolean() }), ...errors(400, 401, 413, 415, 422) },
+        response: { 200: t.Object({ removed: t.Array(t.String()), dryRun: t.Boolean() }), ...errors(400, 401, 403, 413, 415, 422) },
         detail: { operationId: "sweepVms", summary: "Run the idle sweep now: remove every VM (and its volume) unused for idleForMs; dryRun only lists them" },
       },
     )
@@ -54,7 +57,7 @@ export function vmRoutes(supervisor: Supervisor) {
       },
       {
         params: VmParams,
-        response: { 200: t.Object({ removed: t.String() }), ...errors(401, 404, 422, 503) },
+        response: { 200: t.Object({ removed: t.String() }), ...errors(401, 403, 404, 422, 503) },
         detail: { operationId: "removeVm", summary: "Remove a VM and its data volume (its running commands are cancelled)" },
       },
     );

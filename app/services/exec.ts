@@ -23,6 +23,7 @@ import { checkCwd, mountsOf, pinSessionMounts, verifyPinnedMounts } from "./moun
 import type { SessionSandboxService } from "./session-sandbox";
 import type { SessionsService } from "./sessions";
 import type { SettingsService } from "./settings";
+import type { UsersService } from "./users";
 import { shellOf, type ShellOptions } from "./shell";
 import type { ImageService } from "../images/image-service";
 import { caBundleEnv } from "../tls/ca-bundles";
@@ -81,6 +82,8 @@ export type ExecServiceDeps = {
   protectedDirs: ProtectedDirs;
   /** The host path of the trust directory (manager CA, and it with the image's roots) of a VM booting `image`. */
   caBundleFor: (image: string) => string;
+  /** Who owns a root, and whether they may mount a directory (docs/non-root.md); absent: every root is the manager's. */
+  users?: Pick<UsersService, "ownerPrincipal" | "requireAccess">;
 };
 
 /** A command that started in its VM; its outcome is still to come (never rejects). */
@@ -118,10 +121,19 @@ export function createExecService(deps: ExecServiceDeps) {
   const runs = createExecRuns(supervisor, deps.execHistory);
   ownEgressProxies(proxies, deps.events);
 
-  /** Pinned at the root's first command; every later one is checked against the pins, never re-resolved. */
+  /**
+   * Pinned at the root's first command; every later one is checked against the pins, never re-resolved. A
+   * root a user registered mounts only what that user can read, write and enter: the git top level or the
+   * common dir may lie above the directory it named (docs/non-root.md).
+   */
   function pinnedMountsOf(rootId: string, directory: string) {
     const pinned = sessions.pinnedMounts(rootId);
-    if (!pinned) return sessions.pinMounts(rootId, pinSessionMounts(directory, protectedDirs));
+    if (!pinned) {
+      const pins = pinSessionMounts(directory, protectedDirs);
+      const owner = deps.users?.ownerPrincipal(rootId);
+      if (owner) for (const dir of [pins.directory, pins.top, pins.commonDir]) if (dir) deps.users!.requireAccess(owner, dir.path);
+      return sessions.pinMounts(rootId, pins);
+    }
     verifyPinnedMounts(rootId, pinned);
     return pinned;
   }

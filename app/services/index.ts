@@ -18,6 +18,9 @@ import type { IsolationChoice } from "../../runtime/isolation";
 import { checkNetworkPolicy } from "./network-policy";
 import { createSettingsService, type CheckIsolation, type EnvDefaults, type NormalizeImage } from "./settings";
 import { normalizeImageChoice } from "../images/image-choice";
+import { createUsersRepo } from "../db/users-repo";
+import { createUsersService } from "./users";
+import { createSessionAccess } from "./session-access";
 
 export type ServiceDeps = {
   db: Database;
@@ -52,16 +55,19 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
   });
   const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);
   const execHistory = createExecHistory(createExecHistoryRepo(db, EXEC_HISTORY_PER_ROOT), now);
+  const users = createUsersService(createUsersRepo(db), now);
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
     if (event.type === "sessions-deleted") {
       vmStops.forget(event.sessionIds);
       secretGrants.forget(event.sessionIds);
       execHistory.forget(event.sessionIds);
+      users.forget(event.sessionIds);
     }
     notify(event);
   }, protectedDirs);
   const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, createSessionSandboxRepo(db), sessions, settings, host, now, notify, normalizeImage, checkIsolation);
-  return { host, settings, sessions, sessionSandbox, vmStops, secretGrants, execHistory };
+  const sessionAccess = createSessionAccess(sessions, users);
+  return { host, settings, sessions, sessionSandbox, vmStops, secretGrants, execHistory, users, sessionAccess };
 }
 
 export type Services = ReturnType<typeof createServices>;

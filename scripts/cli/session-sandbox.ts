@@ -30,6 +30,7 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   admin("images", "list, pull, choose and remove guest images"),
   admin("secrets", "the configured secrets, and a session's grants"),
   admin("ca", "the manager CA every VM trusts; rotate it"),
+  admin("users", "host users with a token of their own (their sessions only)"),
   admin("rm", "remove a VM and its data volume"),
   admin("prune", "remove VMs idle for a while"),
   admin("doctor", "check everything a working sandbox needs"),

@@ -36,6 +36,8 @@ export type OpencodeOptions = {
   projectDir: string;
   config: Record<string, unknown>;
   env?: Record<string, string>;
+  /** Runs OpenCode as this account (its scratch home is handed to it first); default: as the test. */
+  runAs?: { uid: number; gid: number };
 };
 
 /** The environment of an isolated, offline OpenCode whose HOME (and XDG dirs, made here) is `home`. */
@@ -60,11 +62,16 @@ export function offlineOpencodeEnv(home: string): Record<string, string> {
   };
 }
 
-export async function startOpencode({ root, projectDir, config, env = {} }: OpencodeOptions): Promise<OpencodeServer> {
+export async function startOpencode({ root, projectDir, config, env = {}, runAs }: OpencodeOptions): Promise<OpencodeServer> {
   writeFileSync(join(projectDir, "opencode.json"), JSON.stringify(config, null, 2));
-  const proc = Bun.spawn([opencodeBinary(), "serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs", "--log-level", "INFO"], {
+  const home = join(root, "home");
+  const isolated = offlineOpencodeEnv(home);
+  const serve = [opencodeBinary(), "serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs", "--log-level", "INFO"];
+  if (runAs) Bun.spawnSync(["chown", "-R", `${runAs.uid}:${runAs.gid}`, home]);
+  const argv = runAs ? ["setpriv", `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--init-groups", "--", ...serve] : serve;
+  const proc = Bun.spawn(argv, {
     cwd: projectDir,
-    env: { ...offlineOpencodeEnv(join(root, "home")), ...env },
+    env: { ...isolated, ...env },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -1,10 +1,15 @@
 // Every status each route declares is produced by at least one request here, and every route is listed:
 // the table is checked against the app's own declarations, so a new route or status fails until covered.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { chmodSync, rmSync } from "node:fs";
 import { makeTempDir, makeTestApp, TEST_HOST, type TestApp } from "../helpers";
 
 let t: TestApp;
+/** A user's token (the account `nobody`, on every Debian): what only the manager's own token may do is a 403 for it. */
+let userToken = "";
+const USER = "<a user's token>";
+/** A directory `nobody` may use, and one of its sessions there (a 403 needs a session of its own). */
+const open = makeTempDir("ss-declared-open-");
 /** A real directory (not a shared one like /tmp, which no session may mount) for the 503 case. */
 const project = makeTempDir("ss-declared-");
 beforeAll(async () => {
@@ -19,12 +24,16 @@ beforeAll(async () => {
   await t.client.sessions.register({ id: "ses_off", directory: "/repo" });
   await t.client.sandbox.set("ses_off", { sandboxed: false });
   await t.client.sessions.register({ id: "ses_tmp", directory: project });
+  userToken = t.services.users.add("nobody").token;
+  chmodSync(open, 0o777);
+  await t.request("POST", "/api/sessions", { body: j({ id: "ses_nobody", directory: open }), token: userToken });
   // An image row nobody uses (a failed pull), which DELETE may remove.
   t.db.query("INSERT INTO images (source_key, choice, status, detail, created_at, updated_at) VALUES (?, ?, 'failed', 'test', 1, 1)").run("oci:127.0.0.1:5000/gone:v1", j({ kind: "oci", reference: "127.0.0.1:5000/gone:v1" }));
 });
 afterAll(() => {
   t.cleanup();
   rmSync(project, { recursive: true, force: true });
+  rmSync(open, { recursive: true, force: true });
 });
 
 type Call = { method: string; path: string; body?: string; headers?: Record<string, string>; token?: string | null };
@@ -37,6 +46,28 @@ const form = { "content-type": "text/plain" };
 const exec = (body: unknown, extra: Partial<Call> = {}): Call => ({ method: "POST", path: "/api/sessions/ses_root/exec", body: j(body), ...extra });
 
 const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
+  "POST /api/users": {
+    201: { method: "POST", path: "/api/users", body: j({ name: "daemon" }) },
+    400: { method: "POST", path: "/api/users", body: j({ name: "no-such-account" }) },
+    401: { method: "POST", path: "/api/users", body: "{}", token: null },
+    403: { method: "POST", path: "/api/users", body: j({ name: "bin" }), token: USER },
+    409: { method: "POST", path: "/api/users", body: j({ name: "nobody" }) },
+    413: { method: "POST", path: "/api/users", body: big },
+    415: { method: "POST", path: "/api/users", body: "{}", headers: form },
+    422: { method: "POST", path: "/api/users", body: j({ name: "Not A Name" }) },
+  },
+  "GET /api/users": {
+    200: { method: "GET", path: "/api/users" },
+    401: { method: "GET", path: "/api/users", token: null },
+    403: { method: "GET", path: "/api/users", token: USER },
+  },
+  "DELETE /api/users/:name": {
+    200: { method: "DELETE", path: "/api/users/daemon" },
+    401: { method: "DELETE", path: "/api/users/daemon", token: null },
+    403: { method: "DELETE", path: "/api/users/nobody", token: USER },
+    404: { method: "DELETE", path: "/api/users/sys" },
+    422: { method: "DELETE", path: "/api/users/Not%20A%20Name" },
+  },
   "GET /api/health": { 200: { method: "GET", path: "/api/health", token: null } },
   "GET /api/openapi.json": {
     200: { method: "GET", path: "/api/openapi.json" },
@@ -48,6 +79,7 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     400: { method: "POST", path: "/api/sessions", body: j({ id: "ses_deeper", parentID: "ses_deep39", directory: "/r" }) },
     401: { method: "POST", path: "/api/sessions", body: "{}", token: null },
     404: { method: "POST", path: "/api/sessions", body: j({ id: "ses_x", parentID: "ses_ghost", directory: "/r" }) },
+    403: { method: "POST", path: "/api/sessions", body: j({ id: "ses_user_x", directory: "/root" }), token: USER },
     409: { method: "POST", path: "/api/sessions", body: j({ id: "ses_root", directory: "/elsewhere" }) },
     413: { method: "POST", path: "/api/sessions", body: big },
     415: { method: "POST", path: "/api/sessions", body: "{}", headers: form },
@@ -83,6 +115,7 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     200: { method: "PUT", path: "/api/session-sandbox/ses_root", body: j({ sandboxed: true }) },
     400: { method: "PUT", path: "/api/session-sandbox/ses_root", body: j({ resources: { cpus: TEST_HOST.cpus * 2 } }) },
     401: { method: "PUT", path: "/api/session-sandbox/ses_root", body: "{}", token: null },
+    403: { method: "PUT", path: "/api/session-sandbox/ses_nobody", body: j({ secrets: [] }), token: USER },
     404: { method: "PUT", path: "/api/session-sandbox/ses_ghost", body: "{}" },
     409: { method: "PUT", path: "/api/session-sandbox/ses_child", body: j({ sandboxed: false }) },
     413: { method: "PUT", path: "/api/session-sandbox/ses_root", body: big },
@@ -225,6 +258,10 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
   },
 };
 
+/** What only the manager's own token may do: a user's token gets a 403 (the route's 401 request, with it). */
+const MANAGER_ONLY = ["POST /api/vms/sweep", "DELETE /api/vms/:name", "GET /api/events", "GET /metrics", "GET /api/doctor", "GET /api/ca", "POST /api/ca/rotate", "GET /api/secrets", "GET /api/images", "POST /api/images", "POST /api/images/prune", "DELETE /api/images/:image", "PATCH /api/settings/sandbox"];
+for (const route of MANAGER_ONLY) TABLE[route]![403] = { ...(TABLE[route]![401] as Call), token: USER };
+
 describe("declared statuses", () => {
   test("the table covers every route and every declared status", () => {
     const declared = Object.fromEntries(
@@ -241,7 +278,7 @@ describe("declared statuses", () => {
     for (const [status, call] of Object.entries(calls)) {
       if ("elsewhere" in call) continue;
       test(`${route} → ${status}`, async () => {
-        const res = await t.request(call.method, call.path, { body: call.body, headers: call.headers, token: call.token });
+        const res = await t.request(call.method, call.path, { body: call.body, headers: call.headers, token: call.token === USER ? userToken : call.token });
         expect(res.status).toBe(Number(status));
         if (res.status >= 400) {
           const body = (await res.json()) as { code: string; message: string };

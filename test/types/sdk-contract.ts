@@ -32,7 +32,7 @@ export async function inputsAreChecked() {
 export async function rawTreatyErrorsAreAUnionOfDeclaredStatuses() {
   const res = await client.api["session-sandbox"]({ id: "ses_x" }).put({ sandboxed: false });
   if (res.error) {
-    const status: 400 | 401 | 404 | 409 | 413 | 415 | 422 = res.error.status;
+    const status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 = res.error.status;
     const code: ErrorCode = res.error.value.code;
     return [status, code];
   }
@@ -57,7 +57,7 @@ export async function managerCaIsTyped() {
   // @ts-expect-error the API never answers the CA's key
   const key: string = ca.keyPem;
   const res = await client.api.ca.rotate.post();
-  const status: 401 | 422 | 503 | undefined = res.error?.status;
+  const status: 401 | 403 | 422 | 503 | undefined = res.error?.status;
   return [fingerprint, notAfter, previous, key, status];
 }
 
