@@ -156,7 +156,9 @@ export function createExecService(deps: ExecServiceDeps) {
     supervisor.warm?.(view.vmName);
     const root = sessions.require(view.rootSessionID);
     const pins = pinnedMountsOf(root.id, root.directory);
-    const { mounts, roots } = mountsOf(pins, sharedDirs);
+    // The shared OpenCode directories are the manager's (root's), the same in every VM: a user's VM, which
+    // that user's token drives, must not reach what other sessions left there (docs/non-root.md).
+    const { mounts, roots } = mountsOf(pins, deps.users?.ownerPrincipal(root.id) ? [] : sharedDirs);
     // Without a cwd the command runs in the session's own directory.
     const cwd = checkCwd(body.cwd ?? sessions.require(sessionId).directory, roots);
     // Never a weaker tier than the one asked for: a tier that stopped working here refuses the command.

@@ -4,7 +4,7 @@
 // the manager's URL. The user's token cannot get a VM that mounts what the user could not read and write,
 // and sees nothing of anyone else's sessions. A real account is created for the test and removed after it.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { makeTempDir } from "../helpers";
@@ -23,6 +23,8 @@ let manager: TestManager;
 let account: { uid: number; gid: number; home: string };
 let repo: string;
 let scratch: string;
+/** A shared OpenCode directory of the manager's (SANDBOX_SHARED_DIRS), mounted into the manager's sessions' VMs. */
+let sharedDir: string;
 let llm: MockLlm | undefined;
 let oc: OpencodeServer | undefined;
 
@@ -57,7 +59,9 @@ beforeAll(async () => {
   if (added.exitCode !== 0) throw new Error(`useradd failed: ${added.stderr}`);
   const [, , uid, gid, , home] = run(["getent", "passwd", NAME]).stdout.trim().split(":");
   account = { uid: Number(uid), gid: Number(gid), home: home! };
-  manager = await startTestManager(image);
+  sharedDir = makeTempDir("ss-nonroot-shared-");
+  writeFileSync(join(sharedDir, "other-sessions-output"), "tool output of the manager's sessions\n");
+  manager = await startTestManager(image, { SANDBOX_SHARED_DIRS: sharedDir });
   // The user's repository, made by the user.
   repo = join(account.home, "repo");
   expect(asUser(["sh", "-c", `git init -q ${repo} && git -C ${repo} -c user.email=u@test -c user.name=u commit -q --allow-empty -m init`]).exitCode).toBe(0);
@@ -70,6 +74,7 @@ afterAll(async () => {
   llm?.stop();
   await manager?.cleanUp();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
+  if (sharedDir) rmSync(sharedDir, { recursive: true, force: true });
   run(["userdel", "--remove", NAME]);
 }, 120_000);
 
@@ -90,6 +95,8 @@ describe("a user who is not root", () => {
     const [hostname, pwd, uid] = result.stdout.trim().split("\n");
     expect({ exitCode: result.exitCode, pwd, uid }).toEqual({ exitCode: 0, pwd: repo, uid: "0" });
     expect(hostname).toStartWith("ocm-session-");
+    // The manager's shared OpenCode directories are not the user's: their VM does not mount them.
+    expect(asUser([CLI, "exec", "ses_user_own", "--", `cat ${sharedDir}/other-sessions-output 2>&1 || echo absent`]).stdout).toContain("absent");
   });
 
   test("the user: a directory they cannot read → 403 DIRECTORY_NOT_ACCESSIBLE; nothing registered", () => {
@@ -119,6 +126,8 @@ describe("a user who is not root", () => {
 
   test("the user: another's session is not there (404), the list shows only theirs, the manager's own routes are 403", async () => {
     await manager.client.sessions.register({ id: "ses_managers", directory: join(scratch) });
+    // The control for the shared directories: the manager's own session's VM does mount them.
+    expect((await manager.client.run("ses_managers", { command: `cat ${sharedDir}/other-sessions-output` })).stdout).toBe("tool output of the manager's sessions\n");
     expect(userRequest("GET", "/api/sessions/ses_managers")).toMatchObject({ status: 404, body: { code: "SESSION_NOT_FOUND" } });
     expect(userRequest("POST", "/api/sessions/ses_managers/exec", { command: "true" })).toMatchObject({ status: 404 });
     expect(userRequest("PUT", "/api/session-sandbox/ses_managers", { sandboxed: false })).toMatchObject({ status: 404 });
