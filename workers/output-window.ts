@@ -16,6 +16,25 @@ export const OUTPUT_WINDOW_BYTES = 4 * 1024 * 1024;
  */
 export const OUTPUT_TAKEN_BATCH_BYTES = OUTPUT_WINDOW_BYTES / 4;
 
+/**
+ * Where a paced producer waits for room: every waiter until the next `wake` shares one promise, and `wake`
+ * settles it. Used by each hop that holds output back: this window, the HTTP body (app/http/paced-stream.ts)
+ * and the shell's WebSocket (app/routes/shell.ts).
+ */
+export function createWakeSignal(): { wait(): Promise<void>; wake(): void } {
+  let waiting: PromiseWithResolvers<void> | undefined;
+  return {
+    wait() {
+      waiting ??= Promise.withResolvers<void>();
+      return waiting.promise;
+    },
+    wake() {
+      waiting?.resolve();
+      waiting = undefined;
+    },
+  };
+}
+
 export type OutputWindow = {
   /** Bytes just posted. */
   sent(bytes: number): void;
@@ -29,11 +48,7 @@ export type OutputWindow = {
 export function createOutputWindow(limitBytes = OUTPUT_WINDOW_BYTES): OutputWindow {
   let inFlight = 0;
   let opened = false;
-  let waiting: PromiseWithResolvers<void> | undefined;
-  const wake = () => {
-    waiting?.resolve();
-    waiting = undefined;
-  };
+  const { wait, wake } = createWakeSignal();
   return {
     sent(bytes) {
       inFlight += bytes;
@@ -43,9 +58,7 @@ export function createOutputWindow(limitBytes = OUTPUT_WINDOW_BYTES): OutputWind
       if (inFlight < limitBytes) wake();
     },
     room() {
-      if (opened || inFlight < limitBytes) return undefined;
-      waiting ??= Promise.withResolvers<void>();
-      return waiting.promise;
+      return opened || inFlight < limitBytes ? undefined : wait();
     },
     open() {
       opened = true;

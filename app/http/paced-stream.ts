@@ -2,6 +2,7 @@
 // client's socket drains, so a queue with a high-water mark fills when the client reads slowly; `write` then
 // answers a promise that settles once the client took enough (or went away), and the exec's output is held
 // back at its source by it (workers/actor-handle.ts). Nothing is dropped and nothing queues without bound.
+import { createWakeSignal } from "../../workers/output-window";
 
 /** Bytes queued for one client before its writer is told to wait. */
 export const STREAM_HIGH_WATER_BYTES = 1024 * 1024;
@@ -20,11 +21,7 @@ export type PacedStream = {
 export function createPacedStream(onCancel: () => void, highWaterBytes = STREAM_HIGH_WATER_BYTES): PacedStream {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
-  let waiting: PromiseWithResolvers<void> | undefined;
-  const wake = () => {
-    waiting?.resolve();
-    waiting = undefined;
-  };
+  const { wait, wake } = createWakeSignal();
   const stream = new ReadableStream<Uint8Array>(
     {
       start: (c) => void (controller = c),
@@ -43,9 +40,7 @@ export function createPacedStream(onCancel: () => void, highWaterBytes = STREAM_
     write(bytes) {
       if (closed) return undefined;
       controller.enqueue(bytes);
-      if ((controller.desiredSize ?? 1) > 0) return undefined;
-      waiting ??= Promise.withResolvers<void>();
-      return waiting.promise;
+      return (controller.desiredSize ?? 1) > 0 ? undefined : wait();
     },
     close() {
       if (!closed) controller.close();

@@ -12,6 +12,7 @@ import { DomainError } from "../errors";
 import { SessionParams } from "../http/schemas";
 import type { ExecService } from "../services/exec";
 import type { TerminalControl } from "../supervisor/supervisor";
+import { createWakeSignal } from "../../workers/output-window";
 
 export type ShellServerMessage =
   | { type: "started"; vmName: string }
@@ -50,8 +51,8 @@ type Connection = {
   started: boolean;
   early: (Uint8Array | null)[];
   size?: { rows: number; cols: number };
-  /** Settles when the socket drained (or closed): the shell's output waits on it while the operator's socket is full. */
-  drained?: PromiseWithResolvers<void>;
+  /** Woken when the socket drained (or closed): the shell's output waits on it while the operator's socket is full. */
+  drained: ReturnType<typeof createWakeSignal>;
 };
 type Socket = { send(data: string | Uint8Array): unknown; close(code?: number, reason?: string): unknown; readyState: number; getBufferedAmount(): number };
 
@@ -66,14 +67,7 @@ export const SHELL_HIGH_WATER_BYTES = 1024 * 1024;
 function sendOutput(socket: Socket, connection: Connection, data: Uint8Array): Promise<void> | undefined {
   if (socket.readyState !== 1) return undefined;
   socket.send(data);
-  if (socket.getBufferedAmount() < SHELL_HIGH_WATER_BYTES) return undefined;
-  connection.drained ??= Promise.withResolvers<void>();
-  return connection.drained.promise;
-}
-
-function wake(connection: Connection | undefined): void {
-  connection?.drained?.resolve();
-  if (connection) connection.drained = undefined;
+  return socket.getBufferedAmount() < SHELL_HIGH_WATER_BYTES ? undefined : connection.drained.wait();
 }
 
 export function shellRoutes(execService: ExecService) {
@@ -115,7 +109,7 @@ export function shellRoutes(execService: ExecService) {
     params: SessionParams,
     query: ShellQuery,
     open(ws) {
-      const connection: Connection = { abort: new AbortController(), started: false, early: [] };
+      const connection: Connection = { abort: new AbortController(), started: false, early: [], drained: createWakeSignal() };
       connections.set(ws.raw, connection);
       const { params, query } = ws.data;
       start(ws.raw as unknown as Socket, params.id, { rows: query.rows ?? 24, cols: query.cols ?? 80, term: query.term }, connection);
@@ -133,12 +127,12 @@ export function shellRoutes(execService: ExecService) {
       }
     },
     drain(ws) {
-      wake(connections.get(ws.raw));
+      connections.get(ws.raw)?.drained.wake();
     },
     close(ws) {
       const connection = connections.get(ws.raw);
       connection?.abort.abort(); // the operator went away: kill the shell in the VM
-      wake(connection);
+      connection?.drained.wake();
     },
     detail: { operationId: "openShell", summary: "Interactive shell on a PTY in the session's VM (WebSocket; binary frames carry keystrokes and output, JSON text frames resize and report exit)" },
   });
