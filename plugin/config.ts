@@ -1,7 +1,7 @@
 // Where the manager is and how to reach it, for the plugin and its Bun shim: the SDK's one resolver
 // (sdk/connection.ts: plugin options from the opencode.json tuple, then the environment, then the token
 // file), plus the plugin's own opt-out. Shared by both, so they always agree on the target.
-import { resolveConnection } from "../sdk/connection";
+import { connectionOptionsFrom, resolveConnection } from "../sdk/connection";
 
 export type PluginConfig = {
   url: string;
@@ -20,14 +20,8 @@ export type PluginConfig = {
 type Env = Record<string, string | undefined>;
 type Options = Record<string, unknown>;
 
-const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-
 export function loadPluginConfig(env: Env, options: Options = {}): PluginConfig {
-  const timeout = options.managerTimeoutMs;
-  const connection = resolveConnection(
-    { url: str(options.url), token: str(options.token), tokenFile: str(options.tokenFile), managerTimeoutMs: typeof timeout === "number" ? timeout : undefined },
-    env,
-  );
+  const connection = resolveConnection(connectionOptionsFrom(options), env);
   const allowHostWhenUnreachable = options.allowHostWhenUnreachable === true || env.SANDBOX_ALLOW_HOST_WHEN_UNREACHABLE === "1";
   const problem = connection.urlProblem ? `${connection.urlProblem.reason}: ${connection.urlProblem.fix}` : connection.tokenProblem;
   // A URL that cannot be used is a configuration error, not an unreachable manager: no token, so it fails closed.

@@ -108,6 +108,13 @@ function resolveTimeout(env: Env, option?: number): number {
   return text !== undefined && /^\d+$/.test(text) && Number(text) > 0 ? Number(text) : DEFAULT_MANAGER_TIMEOUT_MS;
 }
 
+/** A plugin's options as OpenCode hands them over (opencode.json, untyped): the connection settings among them. */
+export function connectionOptionsFrom(options: Record<string, unknown>): ConnectionOptions {
+  const text = (value: unknown) => (typeof value === "string" ? given(value) : undefined);
+  const timeout = options.managerTimeoutMs;
+  return { url: text(options.url), token: text(options.token), tokenFile: text(options.tokenFile), managerTimeoutMs: typeof timeout === "number" ? timeout : undefined };
+}
+
 /** Resolves every connection setting; never throws (a problem is reported in `urlProblem` / `tokenProblem`). */
 export function resolveConnection(options: ConnectionOptions = {}, env: Env = process.env): Connection {
   return { ...resolveUrl(env, options.url), ...resolveToken(env, options), managerTimeoutMs: resolveTimeout(env, options.managerTimeoutMs) };

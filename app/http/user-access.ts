@@ -37,9 +37,14 @@ export type UserAccess = {
   sessionAccess: Pick<SessionAccess, "requireUsable">;
 };
 
-/** Whether a user owns the VM of this name (one of their roots' VMs). */
-export function ownsVm(users: Pick<UsersService, "rootsOf">, principal: Principal, vmName: string): boolean {
-  return principal.kind === "admin" || users.rootsOf(principal.uid).some((root) => vmNameFor(root) === vmName);
+/**
+ * Which VMs the principal may see, by name: every one for the manager's token, else its own roots' VMs.
+ * The roots are read once, when it is made: one query per request, not per VM listed.
+ */
+export function vmFilterFor(users: Pick<UsersService, "rootsOf">, principal: Principal): (vmName: string) => boolean {
+  if (principal.kind === "admin") return () => true;
+  const own = new Set(users.rootsOf(principal.uid).map(vmNameFor));
+  return (vmName) => own.has(vmName);
 }
 
 /** Throws unless the user may make this request; a session or VM of someone else's is a 404, as an unknown one. */
@@ -48,6 +53,6 @@ export function authorizeUser(access: UserAccess, principal: Principal & { kind:
   if (!rule) throw new ForbiddenError(`${method} ${path}`);
   const named = rule.pattern.exec(path)?.[1];
   if (rule.scope === "session" && named) access.sessionAccess.requireUsable(principal, decoded(named));
-  if (rule.scope === "vm" && named && !ownsVm(access.users, principal, decoded(named))) throw new VmNotFoundError(decoded(named));
+  if (rule.scope === "vm" && named && !vmFilterFor(access.users, principal)(decoded(named))) throw new VmNotFoundError(decoded(named));
 }
 

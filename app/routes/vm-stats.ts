@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import { errors, VmParams } from "../http/schemas";
 import type { VmStatsService } from "../services/vm-stats";
 import { principalOf } from "../http/auth";
-import { ownsVm } from "../http/user-access";
+import { vmFilterFor } from "../http/user-access";
 import type { UsersService } from "../services/users";
 
 const bytes = (description: string) => t.Nullable(Type.Integer({ minimum: 0, description }));
@@ -30,7 +30,10 @@ export const VmStats = t.Object(
 
 export function vmStatsRoutes(stats: VmStatsService, users: Pick<UsersService, "rootsOf">) {
   return new Elysia({ prefix: "/api/vms", tags: ["vms"] })
-    .get("/stats", async ({ request }) => ({ vms: (await stats.all()).filter((vm) => ownsVm(users, principalOf(request), vm.name)) }), {
+    .get("/stats", async ({ request }) => {
+      const visible = vmFilterFor(users, principalOf(request));
+      return { vms: (await stats.all()).filter((vm) => visible(vm.name)) };
+    }, {
       response: { 200: t.Object({ vms: t.Array(VmStats) }), ...errors(401) },
       detail: { operationId: "listVmStats", summary: "Usage of every VM the manager knows: CPU seconds, memory, pids, disk" },
     })

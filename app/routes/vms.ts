@@ -6,7 +6,7 @@ import { errors, Vm, VmParams } from "../http/schemas";
 import type { Supervisor } from "../supervisor/supervisor";
 import type { BindMount } from "../../runtime/driver";
 import { principalOf } from "../http/auth";
-import { ownsVm } from "../http/user-access";
+import { vmFilterFor } from "../http/user-access";
 import type { UsersService } from "../services/users";
 
 /** The directories a VM mounts, without any nested inside another (a linked worktree's main git dir can be). */
@@ -19,18 +19,21 @@ export function vmRoutes(supervisor: Supervisor, users: Pick<UsersService, "root
   return new Elysia({ prefix: "/api/vms", tags: ["vms"] })
     .get(
       "",
-      ({ request }) => ({
-        vms: supervisor.list().filter((r) => ownsVm(users, principalOf(request), r.vmName)).map((r) => ({
-          name: r.vmName,
-          rootSessionID: r.rootSessionId,
-          status: r.status,
-          spec: r.spec && { cpus: r.spec.cpus, memoryMib: r.spec.memoryMib, tmpSizeMib: r.spec.tmpSizeMib, mounts: topLevelMounts(r.spec.mounts), image: r.spec.image },
-          createdAt: r.createdAt,
-          lastUsedAt: r.lastUsedAt,
-          runningExecs: r.activeExecs,
-          lastStopReason: r.lastStopReason,
-        })),
-      }),
+      ({ request }) => {
+        const visible = vmFilterFor(users, principalOf(request));
+        return {
+          vms: supervisor.list().filter((r) => visible(r.vmName)).map((r) => ({
+            name: r.vmName,
+            rootSessionID: r.rootSessionId,
+            status: r.status,
+            spec: r.spec && { cpus: r.spec.cpus, memoryMib: r.spec.memoryMib, tmpSizeMib: r.spec.tmpSizeMib, mounts: topLevelMounts(r.spec.mounts), image: r.spec.image },
+            createdAt: r.createdAt,
+            lastUsedAt: r.lastUsedAt,
+            runningExecs: r.activeExecs,
+            lastStopReason: r.lastStopReason,
+          })),
+        };
+      },
       { response: { 200: t.Object({ vms: t.Array(Vm) }), ...errors(401) }, detail: { operationId: "listVms", summary: "Every VM the manager knows, with status, spec and use times" } },
     )
     .post(

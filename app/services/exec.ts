@@ -83,7 +83,7 @@ export type ExecServiceDeps = {
   /** The host path of the trust directory (manager CA, and it with the image's roots) of a VM booting `image`. */
   caBundleFor: (image: string) => string;
   /** Who owns a root, and whether they may mount a directory (docs/non-root.md); absent: every root is the manager's. */
-  users?: Pick<UsersService, "ownerPrincipal" | "requireAccess">;
+  users?: Pick<UsersService, "ownerOf" | "ownerPrincipal" | "requireAccess">;
 };
 
 /** A command that started in its VM; its outcome is still to come (never rejects). */
@@ -158,7 +158,7 @@ export function createExecService(deps: ExecServiceDeps) {
     const pins = pinnedMountsOf(root.id, root.directory);
     // The shared OpenCode directories are the manager's (root's), the same in every VM: a user's VM, which
     // that user's token drives, must not reach what other sessions left there (docs/non-root.md).
-    const { mounts, roots } = mountsOf(pins, deps.users?.ownerPrincipal(root.id) ? [] : sharedDirs);
+    const { mounts, roots } = mountsOf(pins, deps.users?.ownerOf(root.id) !== undefined ? [] : sharedDirs);
     // Without a cwd the command runs in the session's own directory.
     const cwd = checkCwd(body.cwd ?? sessions.require(sessionId).directory, roots);
     // Never a weaker tier than the one asked for: a tier that stopped working here refuses the command.

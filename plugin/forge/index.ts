@@ -3,7 +3,7 @@
 // helpers and the typed client), to prove a third party can take part without our plugin's internals.
 // A loop session is one whose title starts with the loop prefix (default "[forge]"), or a child of one.
 import type { Plugin } from "@opencode-ai/plugin";
-import { resolveConnection } from "../../sdk/connection";
+import { connectionOptionsFrom, resolveConnection } from "../../sdk/connection";
 import { createClient, registerProvider, SessionConflictError, SessionNotFoundError, type ProviderCall, type SandboxClient, type SandboxProvider } from "../../sdk/index";
 
 type Loop = { startedAt: number };
@@ -56,8 +56,7 @@ const provider: SandboxProvider = {
 export const ForgeProvider: Plugin = async (input, options = {}) => {
   const prefix = typeof options.titlePrefix === "string" ? options.titlePrefix : "[forge]";
   // The SDK's one resolver: these options, then SANDBOX_URL/HOST/PORT, SANDBOX_API_TOKEN(_FILE), the data dir's token file.
-  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
-  const connection = resolveConnection({ url: text(options.url), token: text(options.token), tokenFile: text(options.tokenFile) });
+  const connection = resolveConnection(connectionOptionsFrom(options));
   if (connection.token && !connection.urlProblem) manager = createClient({ url: connection.url, token: connection.token });
   lookup = async (id) => (await input.client.session.get({ path: { id }, query: { directory: input.directory } })).data ?? null;
   registerProvider(provider);
