@@ -19,8 +19,7 @@ import {
   type ImageChoice,
 } from "./image-choice";
 import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
-import { runWithLines } from "./run-with-lines";
-import { ImageSizeExceeded, runWithinSize } from "./size-watch";
+import { directoryBytes, ImageSizeExceeded, runWithinSize } from "./size-watch";
 
 export const EXTEND_ROOTFS_SCRIPT = new URL("../../scripts/extend-rootfs.sh", import.meta.url).pathname;
 /** Unused images are kept this long after their last use before the background GC removes them. */
@@ -68,11 +67,6 @@ export type ImageView = {
 
 const mib = (bytes: number) => Math.round(bytes / (1024 * 1024));
 
-async function directoryBytes(dir: string): Promise<number | null> {
-  const result = await runWithLines(["du", "-sxb", dir], undefined);
-  const bytes = Number.parseInt(result.stdout, 10);
-  return result.code === 0 && Number.isFinite(bytes) ? bytes : null;
-}
 
 /** Checks a choice's grammar and that the runtime can boot its kind; returns it normalized. Throws a 400. */
 export function imageNormalizerFor(runtime: "local" | "msb" | undefined): (choice: ImageChoice) => ImageChoice {
@@ -115,7 +109,7 @@ export function createImageService(deps: ImageServiceDeps) {
 
   async function finish(choice: ImageChoice, sourceKey: string, dirKey: string, digest: string | null, detail: string): Promise<string> {
     const path = dirOf(dirKey);
-    record({ sourceKey, choice, dirKey, digest, status: "ready", detail, sizeBytes: await directoryBytes(path) }, "ready");
+    record({ sourceKey, choice, dirKey, digest, status: "ready", detail, sizeBytes: (await directoryBytes(path)) ?? null }, "ready");
     return path;
   }
 

@@ -11,12 +11,16 @@ const POLL_MS = 200;
 /** Other writers on the disk must not make du run at every poll once the directory is near its limit. */
 const MIN_STEP_BYTES = 16 * 1024 * 1024;
 
-/** The bytes of the files under `dir` (du: apparent sizes, as an image's sizeBytes is measured; no links followed; one file system), or undefined when unknown. */
-async function allocatedBytes(dir: string): Promise<number | undefined> {
-  const proc = Bun.spawn(["du", "-s", "-b", "-x", "-P", dir], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+/**
+ * The bytes of the files under `dir` (du: apparent sizes, no links followed, one file system), or undefined
+ * when unknown. What an image's size is everywhere: its sizeBytes once ready, and its limit while it grows.
+ * The total du prints counts even when it also complained (a file an unpack renamed while du walked).
+ */
+export async function directoryBytes(dir: string): Promise<number | undefined> {
+  const proc = Bun.spawn(["du", "-sxb", dir], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
   const [text] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  const bytes = Number(text.split("\t")[0]);
-  return Number.isFinite(bytes) && text.length > 0 ? bytes : undefined;
+  const bytes = Number.parseInt(text, 10);
+  return Number.isFinite(bytes) ? bytes : undefined;
 }
 
 function freeBytes(path: string): number | undefined {
@@ -54,7 +58,7 @@ export function watchImageSize(dir: string, fsPath: string, limitBytes: number, 
     if (now === undefined || startFree - now < nextCheckAt) return;
     measuring = true;
     try {
-      const bytes = await allocatedBytes(dir);
+      const bytes = await directoryBytes(dir);
       if (bytes === undefined || stopped) return;
       peak = Math.max(peak, bytes);
       if (bytes > limitBytes) {
