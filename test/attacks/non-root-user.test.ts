@@ -124,6 +124,22 @@ describe("a user who is not root", () => {
     expect((await manager.client.vms.list()).vms.map((vm) => vm.name)).not.toContain(vmName);
   });
 
+  test("the user: their registered directory swapped for a link to a root-only one before the first command → refused (403), no VM boots", async () => {
+    const secret = join(scratch, "root-only-2");
+    mkdirSync(secret, { mode: 0o700 });
+    const swapped = join(account.home, "swapped");
+    expect(asUser(["sh", "-c", `mkdir ${swapped} && git init -q ${swapped}`]).exitCode).toBe(0);
+    expect(userRequest("POST", "/api/sessions", { id: "ses_user_swap", directory: swapped })).toMatchObject({ status: 201 });
+    // The check at registration passed; the user then puts a link to a directory only root may use in its place.
+    expect(asUser(["sh", "-c", `rm -rf ${swapped} && ln -s ${secret} ${swapped}`]).exitCode).toBe(0);
+    const exec = userRequest("POST", "/api/sessions/ses_user_swap/exec", { command: "touch proof" });
+    expect(exec).toMatchObject({ status: 403, body: { code: "DIRECTORY_NOT_ACCESSIBLE" } });
+    const vmName = ((await manager.client.sandbox.get("ses_user_swap")) as { vmName: string }).vmName;
+    expect((await manager.client.vms.list()).vms.map((vm) => vm.name)).not.toContain(vmName);
+    expect(run(["ls", "-A", secret]).stdout).toBe("");
+    expect(userRequest("DELETE", "/api/sessions/ses_user_swap")).toMatchObject({ status: 200 });
+  });
+
   test("the user: another's session is not there (404), the list shows only theirs, the manager's own routes are 403", async () => {
     await manager.client.sessions.register({ id: "ses_managers", directory: join(scratch) });
     // The control for the shared directories: the manager's own session's VM does mount them.
