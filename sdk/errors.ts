@@ -1,5 +1,5 @@
 // Typed SDK errors: one class per condition the manager reports, built in one place (toSdkError).
-import type { ErrorCode } from "../app/errors";
+import type { ErrorCode } from "./api-types";
 
 /** Base of every error the SDK throws. `status` is the HTTP status, or 0 when no answer came. */
 export class SandboxError extends Error {

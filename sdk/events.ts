@@ -2,10 +2,10 @@
 // with the last event id, so a dropped connection loses nothing the manager still buffers.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { encodeTime, TIME_LEN } from "ulid";
-import type { SandboxEvent } from "../app/events/event-bus";
+import type { SandboxEvent } from "./api-types";
 import { ManagerUnreachableError, toSdkError } from "./errors";
 
-export type { SandboxEvent } from "../app/events/event-bus";
+export type { SandboxEvent } from "./api-types";
 
 export type EventStreamOptions = {
   /** Start after this event id (an event's `id`): the manager replays what it still buffers after it. */

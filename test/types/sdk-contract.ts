@@ -1,9 +1,12 @@
 // Compile-time contract of the SDK: checked by `tsc` in the test command, never run. Each line under an
 // expect-error directive must fail to compile; if the SDK ever accepts it, tsc reports the unused directive.
 import type { ErrorCode } from "../../app/errors";
+import type { createEdenApi } from "../../sdk/eden";
 import { createClient, SandboxError, SessionNotFoundError } from "../../sdk/index";
 
 declare const client: ReturnType<typeof createClient>;
+/** The raw Eden client (this repository only; the published SDK has the typed helpers above). */
+declare const api: ReturnType<typeof createEdenApi>;
 
 export async function sandboxViewIsFullyTyped() {
   const view = await client.sandbox.get("ses_x");
@@ -30,7 +33,7 @@ export async function inputsAreChecked() {
 }
 
 export async function rawTreatyErrorsAreAUnionOfDeclaredStatuses() {
-  const res = await client.api["session-sandbox"]({ id: "ses_x" }).put({ sandboxed: false });
+  const res = await api["session-sandbox"]({ id: "ses_x" }).put({ sandboxed: false });
   if (res.error) {
     const status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 = res.error.status;
     const code: ErrorCode = res.error.value.code;
@@ -56,7 +59,7 @@ export async function managerCaIsTyped() {
   const previous: string = rotated.previousFingerprint;
   // @ts-expect-error the API never answers the CA's key
   const key: string = ca.keyPem;
-  const res = await client.api.ca.rotate.post();
+  const res = await api.ca.rotate.post();
   const status: 401 | 403 | 422 | 503 | undefined = res.error?.status;
   return [fingerprint, notAfter, previous, key, status];
 }
@@ -87,7 +90,7 @@ export async function execHistoryAndCancelAreTyped() {
   await client.execs.list("ses_x", { limit: "10" });
   const cancelled = await client.execs.cancel("ses_x", "call-1");
   const callID: string = cancelled.callID;
-  const res = await client.api.sessions({ id: "ses_x" }).execs({ callID: "call-1" }).cancel.post();
+  const res = await api.sessions({ id: "ses_x" }).execs({ callID: "call-1" }).cancel.post();
   const status: 400 | 401 | 404 | 409 | 422 | undefined = res.error?.status;
   return [exitCode, tail, finishedAt, callID, status];
 }
@@ -104,3 +107,9 @@ export async function shellIsTyped() {
   const { exitCode, timedOut }: { exitCode: number; timedOut: boolean } = await shell.exited;
   return [exitCode, timedOut];
 }
+
+// The published SDK's types come from the OpenAPI document (sdk/generated/openapi.d.ts); these hold them
+// to the server's own types, so neither can drift without tsc saying so.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const errorCodesMatchTheServer: Same<ErrorCode, import("../../sdk/index").ErrorCode> = true;
+export const eventsMatchTheServer: Same<import("../../app/events/event-bus").SandboxEvent, import("../../sdk/index").SandboxEvent> = true;
