@@ -3,21 +3,14 @@
 // document); createClient is annotated with it, so tsc checks the server's Eden types against them here,
 // and the published SDK carries no server code or types.
 import type * as Api from "./api-types";
+import type { ClientOptions } from "./client-options";
 import { createEdenApi } from "./eden";
 import { ManagerUnreachableError, toSdkError } from "./errors";
 import { eventStream, type EventStreamOptions } from "./events";
 import { execStream, runCollected, type ExecEvent, type ExecRequest, type RunResult } from "./exec";
 import { openShell, type ShellConnection, type ShellOptions } from "./shell";
 
-export type ClientOptions = {
-  /** The manager's base URL, e.g. http://127.0.0.1:7878 */
-  url: string;
-  token: string;
-  /** Per-request timeout; the default suits API calls, not long command streams. */
-  timeoutMs?: number;
-  /** For tests: route requests somewhere other than the network (e.g. app.handle). */
-  fetcher?: typeof fetch;
-};
+export type { ClientOptions };
 
 export interface SandboxClient {
   /** Liveness, version, runtime in use (or why none is), host limits. */

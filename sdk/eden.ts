@@ -3,7 +3,7 @@
 // declarations never name it, so they need none of the server's types.
 import { treaty } from "@elysiajs/eden";
 import type { App } from "../app/index";
-import type { ClientOptions } from "./client";
+import type { ClientOptions } from "./client-options";
 
 export function createEdenApi({ url, token, timeoutMs = 30_000, fetcher }: ClientOptions) {
   return treaty<App>(url, {
