@@ -139,8 +139,8 @@ export class SessionCycleError extends DomainError {
 
 /** Thrown when a child session tries to set its own mode or resources. */
 export class ChildSessionLockedError extends DomainError {
-  constructor(id: string, rootId: string) {
-    super(409, "CHILD_SESSION_LOCKED", `session ${JSON.stringify(id)} is a child of root ${JSON.stringify(rootId)} and follows it; change the root instead`);
+  constructor(id: string, rootSessionID: string) {
+    super(409, "CHILD_SESSION_LOCKED", `session ${JSON.stringify(id)} is a child of root ${JSON.stringify(rootSessionID)} and follows it; change the root instead`);
   }
 }
 

@@ -69,7 +69,7 @@ function onLifecycle(supervisor: Supervisor, images: ImageService, event: Lifecy
     case "sessions-deleted":
       return supervisor.removeInBackground(supervisor.namesForRoots(new Set(event.sessionIds)), "deleted");
     case "toggled-off":
-      return supervisor.removeInBackground(supervisor.namesForRoots(new Set([event.rootSessionId])), "toggle-off");
+      return supervisor.removeInBackground(supervisor.namesForRoots(new Set([event.rootSessionID])), "toggle-off");
     case "sandboxing-disabled":
       return supervisor.removeInBackground(supervisor.allNames(), "disabled");
     case "cap-changed":
@@ -170,9 +170,9 @@ export function createManager(deps: ManagerDeps) {
       if (!placement.tier) throw new IsolationUnavailableError(placement.reason);
     },
   });
-  const stillWanted = (rootSessionId: string) => {
+  const stillWanted = (rootSessionID: string) => {
     try {
-      return services.sessionSandbox.get(rootSessionId).sandboxed;
+      return services.sessionSandbox.get(rootSessionID).sandboxed;
     } catch {
       return false; // deleted, or its chain is broken
     }
@@ -203,7 +203,7 @@ export function createManager(deps: ManagerDeps) {
   logEvents(events, deps.log);
   const egress = createEgressProxies({
     dir: deps.egressDir,
-    policyFor: (rootSessionId) => services.sessionSandbox.get(rootSessionId).network.effective,
+    policyFor: (rootSessionID) => services.sessionSandbox.get(rootSessionID).network.effective,
     log: deps.log,
     onSubstituted: createSecretUsage(events, () => metrics, deps.now ?? Date.now),
     interception: { leafFor: (host) => deps.ca.leafFor(host), upstreamRoots: deps.upstreamRoots },
@@ -260,9 +260,9 @@ export function createManager(deps: ManagerDeps) {
     const { stopped, failed } = await running.shutdown();
     const at = (deps.now ?? Date.now)();
     for (const record of stopped) {
-      if (!record.rootSessionId) continue;
+      if (!record.rootSessionID) continue;
       try {
-        services.vmStops.record(record.rootSessionId, { vmName: record.vmName, status: "stopped", reason: "shutdown", at });
+        services.vmStops.record(record.rootSessionID, { vmName: record.vmName, status: "stopped", reason: "shutdown", at });
       } catch {
         // the session is gone
       }

@@ -10,8 +10,8 @@ export const MANAGED_LABEL = "session-sandbox";
 export const ROOT_LABEL = "session-sandbox.root";
 
 /** `ocm-session-` + the first 12 hex chars of sha256(rootSessionID). */
-export function vmNameFor(rootSessionId: string): string {
-  return `${VM_NAME_PREFIX}${createHash("sha256").update(rootSessionId).digest("hex").slice(0, 12)}`;
+export function vmNameFor(rootSessionID: string): string {
+  return `${VM_NAME_PREFIX}${createHash("sha256").update(rootSessionID).digest("hex").slice(0, 12)}`;
 }
 
 /** Whether a name is shaped like one of the manager's VMs (a CLI target may be a VM or a session). */
@@ -21,6 +21,6 @@ export const isVmName = (name: string): boolean => name.startsWith(VM_NAME_PREFI
 export const MANAGED_LABELS: Readonly<Record<string, string>> = { [MANAGED_LABEL]: "1" };
 
 /** The labels of a root session's VM. */
-export function vmLabelsFor(rootSessionId: string): Record<string, string> {
-  return { ...MANAGED_LABELS, [ROOT_LABEL]: rootSessionId };
+export function vmLabelsFor(rootSessionID: string): Record<string, string> {
+  return { ...MANAGED_LABELS, [ROOT_LABEL]: rootSessionID };
 }

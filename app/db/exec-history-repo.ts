@@ -73,8 +73,8 @@ export function createExecHistoryRepo(db: Database, keepPerRoot: number) {
       return row ? fromRow(row) : null;
     },
     /** Newest first: the whole tree's commands for a root, or one session's own for a child. */
-    list(rootSessionId: string, sessionId: string, limit: number): ExecRecord[] {
-      const rows = rootSessionId === sessionId ? byRoot.all(rootSessionId, limit) : bySession.all(rootSessionId, sessionId, limit);
+    list(rootSessionID: string, sessionId: string, limit: number): ExecRecord[] {
+      const rows = rootSessionID === sessionId ? byRoot.all(rootSessionID, limit) : bySession.all(rootSessionID, sessionId, limit);
       return rows.map(fromRow);
     },
     /** Deleted sessions take their history with them. */

@@ -7,14 +7,14 @@ export function createSecretGrantsRepo(db: Database) {
   const insert = db.query<unknown, [string, string, number]>("INSERT INTO secret_grants (root_session_id, name, granted_at) VALUES (?, ?, ?)");
   return {
     /** The root's grants become exactly `names`, in one transaction. */
-    replace(rootSessionId: string, names: readonly string[], at: number): void {
+    replace(rootSessionID: string, names: readonly string[], at: number): void {
       db.transaction(() => {
-        removeAll.run(rootSessionId);
-        for (const name of new Set(names)) insert.run(rootSessionId, name, at);
+        removeAll.run(rootSessionID);
+        for (const name of new Set(names)) insert.run(rootSessionID, name, at);
       })();
     },
-    forget(rootSessionIds: readonly string[]): void {
-      for (const id of rootSessionIds) removeAll.run(id);
+    forget(rootSessionIDs: readonly string[]): void {
+      for (const id of rootSessionIDs) removeAll.run(id);
     },
   };
 }

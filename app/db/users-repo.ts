@@ -27,11 +27,11 @@ export function createUsersRepo(db: Database) {
     insert: (row: UserRow): void => void insert.run({ ...row }),
     remove: (name: string): void => void remove.run(name),
     /** The uid of the user who registered this root, or undefined (the manager's own token did, or no such root). */
-    ownerOf: (rootSessionId: string): number | undefined => ownerOf.get(rootSessionId)?.uid,
-    setOwner: (rootSessionId: string, uid: number): void => void setOwner.run(rootSessionId, uid),
-    forget: (rootSessionIds: string[]): void => {
+    ownerOf: (rootSessionID: string): number | undefined => ownerOf.get(rootSessionID)?.uid,
+    setOwner: (rootSessionID: string, uid: number): void => void setOwner.run(rootSessionID, uid),
+    forget: (rootSessionIDs: string[]): void => {
       db.transaction(() => {
-        for (const id of rootSessionIds) forget.run(id);
+        for (const id of rootSessionIDs) forget.run(id);
       })();
     },
     rootsOf: (uid: number): string[] => rootsOf.all(uid).map((row) => row.root_session_id),

@@ -13,15 +13,15 @@ export function createVmStopsRepo(db: Database) {
   );
   const remove = db.query<unknown, [string]>("DELETE FROM vm_stops WHERE root_session_id = ?");
   return {
-    record(rootSessionId: string, stop: VmStop): void {
-      upsert.run({ root: rootSessionId, vmName: stop.vmName, status: stop.status, reason: stop.reason, at: stop.at });
+    record(rootSessionID: string, stop: VmStop): void {
+      upsert.run({ root: rootSessionID, vmName: stop.vmName, status: stop.status, reason: stop.reason, at: stop.at });
     },
-    get(rootSessionId: string): VmStop | null {
-      const row = byRoot.get(rootSessionId);
+    get(rootSessionID: string): VmStop | null {
+      const row = byRoot.get(rootSessionID);
       return row ? { vmName: row.vm_name, status: row.status, reason: row.reason, at: row.at } : null;
     },
-    forget(rootSessionIds: string[]): void {
-      for (const id of rootSessionIds) remove.run(id);
+    forget(rootSessionIDs: string[]): void {
+      for (const id of rootSessionIDs) remove.run(id);
     },
   };
 }

@@ -14,7 +14,7 @@ export function publishLifecycle(events: EventBus, event: LifecycleEvent, at: nu
       for (const sessionID of event.sessionIds) events.publish({ type: "session", phase: "deleted", sessionID, at });
       return;
     case "sandbox-toggled":
-      events.publish({ type: "sandbox", rootSessionID: event.rootSessionId, sandboxed: event.sandboxed, at });
+      events.publish({ type: "sandbox", rootSessionID: event.rootSessionID, sandboxed: event.sandboxed, at });
       return;
     case "settings-changed":
       events.publish({ type: "settings", keys: event.keys, at });

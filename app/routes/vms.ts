@@ -24,7 +24,7 @@ export function vmRoutes(supervisor: Supervisor, users: Pick<UsersService, "root
         return {
           vms: supervisor.list().filter((r) => visible(r.vmName)).map((r) => ({
             name: r.vmName,
-            rootSessionID: r.rootSessionId,
+            rootSessionID: r.rootSessionID,
             status: r.status,
             spec: r.spec && { cpus: r.spec.cpus, memoryMib: r.spec.memoryMib, tmpSizeMib: r.spec.tmpSizeMib, mounts: topLevelMounts(r.spec.mounts), image: r.spec.image },
             createdAt: r.createdAt,

@@ -16,11 +16,11 @@ async function resolveWithHostAlias(host: string): Promise<string[]> {
 }
 
 /** A request that carried secrets went out: which VM, whose session, the names, the host and the VM's rules. */
-export type Substitution = { vmName: string; rootSessionId: string; names: string[]; host: string; rules: readonly SecretRule[] };
+export type Substitution = { vmName: string; rootSessionID: string; names: string[]; host: string; rules: readonly SecretRule[] };
 
 export function createEgressProxies(options: {
   dir: string;
-  policyFor: (rootSessionId: string) => NetworkPolicy;
+  policyFor: (rootSessionID: string) => NetworkPolicy;
   log: Logger;
   onSubstituted?: (substitution: Substitution) => void;
   /** TLS interception of CONNECTs to hosts that receive secrets (the manager CA's leaves, the upstream roots). */
@@ -33,19 +33,19 @@ export function createEgressProxies(options: {
   const socketPathFor = (vmName: string) => join(options.dir, vmName, "proxy.sock");
 
   /** Starts the VM's proxy if it is not running; resolves once it listens. */
-  function ensure(vmName: string, rootSessionId: string): Promise<EgressProxy> {
+  function ensure(vmName: string, rootSessionID: string): Promise<EgressProxy> {
     let proxy = proxies.get(vmName);
     if (!proxy) {
       const socketPath = socketPathFor(vmName);
       // 0711: the VM's unprivileged host uid must reach the socket. The socket itself is root's until the
       // runtime hands it to the VM's uid (0660) as the VM starts: no other VM or local user may connect.
       mkdirSync(join(options.dir, vmName), { recursive: true, mode: 0o711 });
-      roots.set(vmName, rootSessionId);
+      roots.set(vmName, rootSessionID);
       proxy = startEgressProxy({
         socketPath,
-        policy: () => options.policyFor(rootSessionId),
+        policy: () => options.policyFor(rootSessionID),
         secrets: () => secrets.get(vmName) ?? [],
-        onSubstituted: (names, host) => options.onSubstituted?.({ vmName, rootSessionId, names, host, rules: secrets.get(vmName) ?? [] }),
+        onSubstituted: (names, host) => options.onSubstituted?.({ vmName, rootSessionID, names, host, rules: secrets.get(vmName) ?? [] }),
         resolve: resolveWithHostAlias,
         log: options.log,
         interception: options.interception,

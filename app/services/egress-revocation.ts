@@ -20,10 +20,10 @@ export type EgressRevocationDeps = {
 
 export function createEgressRevocation({ egress, services, credentials, log }: EgressRevocationDeps) {
   /** What the root's next command would get (app/services/exec.ts resolves the same way). */
-  function rulesFor(rootSessionId: string): SecretRule[] {
+  function rulesFor(rootSessionID: string): SecretRule[] {
     try {
-      const view = services.sessionSandbox.get(rootSessionId);
-      const pins = services.sessions.pinnedMounts(rootSessionId);
+      const view = services.sessionSandbox.get(rootSessionID);
+      const pins = services.sessions.pinnedMounts(rootSessionID);
       if (!view.sandboxed || !pins || !credentials) return [];
       return credentials.resolve(pins.top.path, services.settings.get().forwardGitCredentials, view.secrets.effective).proxyRules;
     } catch {
@@ -41,15 +41,15 @@ export function createEgressRevocation({ egress, services, credentials, log }: E
   /** Rules first, then the cut: a connection the guest opens right after is already under the new grants. */
   function refreshAndDrop(vmName: string, reason: string): void {
     if (!running(vmName)) return;
-    const rootSessionId = egress.rootOf(vmName);
-    egress.setSecrets(vmName, rootSessionId ? rulesFor(rootSessionId) : []);
+    const rootSessionID = egress.rootOf(vmName);
+    egress.setSecrets(vmName, rootSessionID ? rulesFor(rootSessionID) : []);
     drop(vmName, reason);
   }
 
   function followsDefault(vmName: string): boolean {
-    const rootSessionId = egress.rootOf(vmName);
+    const rootSessionID = egress.rootOf(vmName);
     try {
-      return rootSessionId === undefined || services.sessionSandbox.get(rootSessionId).network.override === null;
+      return rootSessionID === undefined || services.sessionSandbox.get(rootSessionID).network.override === null;
     } catch {
       return true; // unreadable: cut rather than keep
     }
@@ -59,17 +59,17 @@ export function createEgressRevocation({ egress, services, credentials, log }: E
     onLifecycle(event: LifecycleEvent): void {
       switch (event.type) {
         case "network-changed":
-          return drop(vmNameFor(event.rootSessionId), "network policy changed");
+          return drop(vmNameFor(event.rootSessionID), "network policy changed");
         case "default-network-changed":
           for (const vmName of egress.running().filter(followsDefault)) drop(vmName, "default network policy changed");
           return;
         case "secrets-changed":
-          return refreshAndDrop(vmNameFor(event.rootSessionId), "secrets changed");
+          return refreshAndDrop(vmNameFor(event.rootSessionID), "secrets changed");
         case "git-credentials-changed":
           for (const vmName of egress.running()) refreshAndDrop(vmName, "git credential forwarding changed");
           return;
         case "toggled-off":
-          return drop(vmNameFor(event.rootSessionId), "sandbox toggled off");
+          return drop(vmNameFor(event.rootSessionID), "sandbox toggled off");
         case "sessions-deleted":
           for (const id of event.sessionIds) drop(vmNameFor(id), "session deleted");
           return;

@@ -53,7 +53,7 @@ export function createExecHistory(repo: ExecHistoryRepo, now: () => number = Dat
     },
     /** The rows of these ids that exist (a command cancelled before it started has none). */
     get: (ids: readonly string[]) => ids.flatMap((id) => repo.get(id) ?? []),
-    list: (rootSessionId: string, sessionId: string, limit: number) => repo.list(rootSessionId, sessionId, limit),
+    list: (rootSessionID: string, sessionId: string, limit: number) => repo.list(rootSessionID, sessionId, limit),
     forget: (sessionIds: readonly string[]) => repo.forget(sessionIds),
   };
 }

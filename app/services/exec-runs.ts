@@ -33,10 +33,10 @@ function unlessFailing<T>(write: () => T): T | undefined {
 export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory) {
   const running = new Map<string, Set<Running>>();
 
-  const keyOf = (rootSessionId: string, callID: string) => `${rootSessionId}\u0000${callID}`;
+  const keyOf = (rootSessionID: string, callID: string) => `${rootSessionID}\u0000${callID}`;
 
   async function run(prepared: PreparedExec, hooks: ExecHooks): Promise<ExecOutcome> {
-    const key = keyOf(prepared.rootSessionId, prepared.callID);
+    const key = keyOf(prepared.rootSessionID, prepared.callID);
     const abort = new AbortController();
     hooks.signal.addEventListener("abort", () => abort.abort(), { once: true });
     const done = Promise.withResolvers<void>();
@@ -47,7 +47,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
     const finish = (outcome: Parameters<ReturnType<ExecHistory["start"]>["finish"]>[0]) => unlessFailing(() => record?.finish(outcome));
     try {
       const outcome = await supervisor.exec({
-        rootSessionId: prepared.rootSessionId,
+        rootSessionID: prepared.rootSessionID,
         spec: prepared.spec,
         command: prepared.command,
         callID: prepared.callID,
@@ -55,7 +55,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         onStarted: () => {
           record = unlessFailing(() => history.start({
             id: entry.historyId,
-            rootSessionID: prepared.rootSessionId,
+            rootSessionID: prepared.rootSessionID,
             sessionID: prepared.sessionId,
             callID: prepared.callID,
             vmName: prepared.spec.name,
@@ -86,8 +86,8 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
    * Cancels every running command of the root with this call id and waits (at most CANCEL_WAIT_MS) for
    * them to end. Answers their history ids; none when nothing with that call id runs.
    */
-  async function cancel(rootSessionId: string, callID: string): Promise<string[]> {
-    const entries = [...(running.get(keyOf(rootSessionId, callID)) ?? [])];
+  async function cancel(rootSessionID: string, callID: string): Promise<string[]> {
+    const entries = [...(running.get(keyOf(rootSessionID, callID)) ?? [])];
     for (const entry of entries) entry.abort.abort();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)));

@@ -34,7 +34,7 @@ export type ExecBody = { command: string; cwd?: string; env?: Record<string, str
 
 export type PreparedExec = {
   sessionId: string;
-  rootSessionId: string;
+  rootSessionID: string;
   /** The caller's call id, or a new ULID: every command can be cancelled by its call id. */
   callID: string;
   spec: VmSpec;
@@ -126,15 +126,15 @@ export function createExecService(deps: ExecServiceDeps) {
    * root a user registered mounts only what that user can read, write and enter: the git top level or the
    * common dir may lie above the directory it named (docs/non-root.md).
    */
-  function pinnedMountsOf(rootId: string, directory: string) {
-    const pinned = sessions.pinnedMounts(rootId);
+  function pinnedMountsOf(rootSessionID: string, directory: string) {
+    const pinned = sessions.pinnedMounts(rootSessionID);
     if (!pinned) {
       const pins = pinSessionMounts(directory, protectedDirs);
-      const owner = deps.users?.ownerPrincipal(rootId);
+      const owner = deps.users?.ownerPrincipal(rootSessionID);
       if (owner) for (const dir of [pins.directory, pins.top, pins.commonDir]) if (dir) deps.users!.requireAccess(owner, dir.path);
-      return sessions.pinMounts(rootId, pins);
+      return sessions.pinMounts(rootSessionID, pins);
     }
-    verifyPinnedMounts(rootId, pinned);
+    verifyPinnedMounts(rootSessionID, pinned);
     return pinned;
   }
 
@@ -194,7 +194,7 @@ export function createExecService(deps: ExecServiceDeps) {
     };
     return {
       sessionId,
-      rootSessionId: view.rootSessionID,
+      rootSessionID: view.rootSessionID,
       callID: body.callID ?? newId(),
       spec,
       // Never rewritten: the agent's command is the one argument after `-c`.
@@ -218,7 +218,7 @@ export function createExecService(deps: ExecServiceDeps) {
   async function openWayOut(prepared: PreparedExec, what: string): Promise<PreparedExec> {
     if (!prepared.spec.egressSocket) return prepared;
     proxies.setSecrets(prepared.spec.name, prepared.proxyRules);
-    await proxies.ensure(prepared.spec.name, prepared.rootSessionId).catch((error: Error) => {
+    await proxies.ensure(prepared.spec.name, prepared.rootSessionID).catch((error: Error) => {
       throw new RuntimeFailedError(`the VM's egress proxy could not start, so ${what}: ${error.message}`);
     });
     return prepared;
@@ -263,7 +263,7 @@ export function createExecService(deps: ExecServiceDeps) {
     };
     const { signal, onChunk, onTerminal } = hooks;
     return supervisor
-      .exec({ rootSessionId: run.rootSessionId, spec: run.spec, command: run.command, signal, onStarted, onChunk, onTerminal })
+      .exec({ rootSessionID: run.rootSessionID, spec: run.spec, command: run.command, signal, onStarted, onChunk, onTerminal })
       .catch((error: unknown) => (started ? Promise.reject(error) : refused(error)));
   }
 

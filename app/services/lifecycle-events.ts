@@ -3,15 +3,15 @@ import type { ImageChoice } from "../images/image-choice";
 
 export type LifecycleEvent =
   | { type: "sessions-deleted"; sessionIds: string[] }
-  | { type: "toggled-off"; rootSessionId: string }
+  | { type: "toggled-off"; rootSessionID: string }
   | { type: "sandboxing-disabled" }
   | { type: "cap-changed" }
   /** The root's effective network policy changed (its override was set or cleared). */
-  | { type: "network-changed"; rootSessionId: string }
+  | { type: "network-changed"; rootSessionID: string }
   /** The settings' default network policy changed: every root without an override follows it. */
   | { type: "default-network-changed" }
   /** The secret names the root's commands may have changed (a grant or a revocation). */
-  | { type: "secrets-changed"; rootSessionId: string }
+  | { type: "secrets-changed"; rootSessionID: string }
   /** forwardGitCredentials was switched: every root's git credentials changed. */
   | { type: "git-credentials-changed" }
   /** A setting or session now names this image: build or pull it in the background, before a command waits. */
@@ -19,7 +19,7 @@ export type LifecycleEvent =
   /** A new session (not an identical repeat of a registration). */
   | { type: "session-registered"; session: { id: string; parentID: string | null; forkOf: string | null; directory: string; rootSessionID: string } }
   /** A root's sandbox was switched on or off (not a repeat of the value it had). */
-  | { type: "sandbox-toggled"; rootSessionId: string; sandboxed: boolean }
+  | { type: "sandbox-toggled"; rootSessionID: string; sandboxed: boolean }
   /** Settings whose values changed. */
   | { type: "settings-changed"; keys: string[] };
 

@@ -31,11 +31,11 @@ export function createSecretGrants(repo: SecretGrantsRepo, configured: readonly 
     check,
     withGrants,
     /** The root's grants become exactly `names` (checked first: a refusal changes nothing). */
-    replace(rootSessionId: string, names: readonly string[]): void {
+    replace(rootSessionID: string, names: readonly string[]): void {
       check(names);
-      repo.replace(rootSessionId, names, now());
+      repo.replace(rootSessionID, names, now());
     },
-    forget: (rootSessionIds: readonly string[]) => repo.forget(rootSessionIds),
+    forget: (rootSessionIDs: readonly string[]) => repo.forget(rootSessionIDs),
   };
 }
 

@@ -24,10 +24,10 @@ export function hostLabel(rules: readonly SecretRule[], name: string, host: stri
 
 export function createSecretUsage(events: EventBus, metrics: () => Metrics | undefined, now: () => number) {
   return (substitution: Substitution): void => {
-    const { vmName, rootSessionId, names, host, rules } = substitution;
+    const { vmName, rootSessionID, names, host, rules } = substitution;
     for (const name of names) {
       metrics()?.secretSubstitutions.inc({ name, host: hostLabel(rules, name, host) });
-      events.publish({ type: "secret", phase: "substituted", name, host: normalizeHostName(host), rootSessionID: rootSessionId, vmName, at: now() });
+      events.publish({ type: "secret", phase: "substituted", name, host: normalizeHostName(host), rootSessionID, vmName, at: now() });
     }
   };
 }

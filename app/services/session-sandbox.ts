@@ -65,10 +65,10 @@ export function createSessionSandboxService(
 ) {
   // The VM name is a SHA-256 of the root's id: worked out once per lineage read, not on every view of it.
   const vmNames = new WeakMap<readonly LineageStep[], string>();
-  const vmNameOf = (lineage: readonly LineageStep[], rootId: string) => {
+  const vmNameOf = (lineage: readonly LineageStep[], rootSessionID: string) => {
     const known = vmNames.get(lineage);
     if (known !== undefined) return known;
-    const name = vmNameFor(rootId);
+    const name = vmNameFor(rootSessionID);
     vmNames.set(lineage, name);
     return name;
   };
@@ -147,11 +147,11 @@ export function createSessionSandboxService(
     const after = get(id);
     if (image) notify({ type: "image-chosen", choice: image });
     // Revocation cuts the VM's open connections: what was allowed before must not keep flowing.
-    if (JSON.stringify(after.network.effective) !== JSON.stringify(before.network.effective)) notify({ type: "network-changed", rootSessionId: id });
-    if (after.secrets.effective.join() !== before.secrets.effective.join()) notify({ type: "secrets-changed", rootSessionId: id });
+    if (JSON.stringify(after.network.effective) !== JSON.stringify(before.network.effective)) notify({ type: "network-changed", rootSessionID: id });
+    if (after.secrets.effective.join() !== before.secrets.effective.join()) notify({ type: "secrets-changed", rootSessionID: id });
     // The VM goes in the background: the toggle answers at once.
-    if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionId: id });
-    if (after.sandboxed !== before.sandboxed) notify({ type: "sandbox-toggled", rootSessionId: id, sandboxed: after.sandboxed });
+    if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionID: id });
+    if (after.sandboxed !== before.sandboxed) notify({ type: "sandbox-toggled", rootSessionID: id, sandboxed: after.sandboxed });
     return after;
   }
 

@@ -159,12 +159,12 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
     },
 
     /** A root's mounts as pinned at its first command, or null before it. */
-    pinnedMounts(rootId: string): PinnedMounts | null {
-      const json = repo.pinnedMounts(rootId);
+    pinnedMounts(rootSessionID: string): PinnedMounts | null {
+      const json = repo.pinnedMounts(rootSessionID);
       return json === null ? null : (JSON.parse(json) as PinnedMounts);
     },
-    pinMounts(rootId: string, pins: PinnedMounts): PinnedMounts {
-      repo.setPinnedMounts(rootId, JSON.stringify(pins));
+    pinMounts(rootSessionID: string, pins: PinnedMounts): PinnedMounts {
+      repo.setPinnedMounts(rootSessionID, JSON.stringify(pins));
       return pins;
     },
 

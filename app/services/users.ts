@@ -74,16 +74,16 @@ export function createUsersService(repo: UsersRepo, now: () => number) {
     },
 
     /** The uid that owns a root session, undefined when the manager's own token registered it. */
-    ownerOf: (rootSessionId: string): number | undefined => repo.ownerOf(rootSessionId),
+    ownerOf: (rootSessionID: string): number | undefined => repo.ownerOf(rootSessionID),
     /** The user who owns a root session, as a principal (also after their token was removed), or undefined. */
-    ownerPrincipal(rootSessionId: string): Principal | undefined {
-      const uid = repo.ownerOf(rootSessionId);
+    ownerPrincipal(rootSessionID: string): Principal | undefined {
+      const uid = repo.ownerOf(rootSessionID);
       if (uid === undefined) return undefined;
       const row = repo.list().find((user) => user.uid === uid);
       return row ? { kind: "user", name: row.name, uid, gid: row.gid } : { kind: "user", name: `uid ${uid}`, uid, gid: primaryGidOf(uid) ?? uid };
     },
-    setOwner: (rootSessionId: string, uid: number): void => repo.setOwner(rootSessionId, uid),
-    forget: (rootSessionIds: string[]): void => repo.forget(rootSessionIds),
+    setOwner: (rootSessionID: string, uid: number): void => repo.setOwner(rootSessionID, uid),
+    forget: (rootSessionIDs: string[]): void => repo.forget(rootSessionIDs),
     rootsOf: (uid: number): string[] => repo.rootsOf(uid),
 
     /** Refuses a directory the user could not use itself (DirectoryNotAccessibleError). */

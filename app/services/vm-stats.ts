@@ -43,7 +43,7 @@ export function createVmStats({ driver, runtimeName, vms, now = Date.now }: VmSt
     const usage = stats?.usage ?? null;
     return {
       name: record.vmName,
-      rootSessionID: record.rootSessionId,
+      rootSessionID: record.rootSessionID,
       status: record.status,
       available: reason === null,
       reason,

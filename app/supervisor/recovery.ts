@@ -10,10 +10,10 @@ export async function recoverVms(driver: RuntimeDriver, { services, supervisor }
   const incomplete = (await driver.cleanUpIncomplete?.()) ?? [];
   if (incomplete.length > 0) log?.warn("removed what a crash left half-created", { removed: incomplete });
   const found = await driver.list(MANAGED_LABELS);
-  await supervisor.recover(found, (rootSessionId): StopReason | "keep" => {
-    if (!rootSessionId) return "recovery";
+  await supervisor.recover(found, (rootSessionID): StopReason | "keep" => {
+    if (!rootSessionID) return "recovery";
     try {
-      return services.sessionSandbox.get(rootSessionId).sandboxed ? "keep" : services.settings.get().enabled ? "toggle-off" : "disabled";
+      return services.sessionSandbox.get(rootSessionID).sandboxed ? "keep" : services.settings.get().enabled ? "toggle-off" : "disabled";
     } catch {
       return "deleted"; // the session is gone (or its chain is broken): its VM must not linger
     }
@@ -38,9 +38,9 @@ async function removeOrphanVolumes(driver: RuntimeDriver, { services, supervisor
   );
   for (const volume of await driver.listVolumes()) {
     if (inUse.has(volume)) continue;
-    const rootSessionId = wanted.get(volume);
-    if (rootSessionId) {
-      supervisor.adoptOrphanVolume(volume, rootSessionId);
+    const rootSessionID = wanted.get(volume);
+    if (rootSessionID) {
+      supervisor.adoptOrphanVolume(volume, rootSessionID);
       continue;
     }
     await driver.removeVolume(volume);

@@ -26,7 +26,7 @@ export type SupervisorDeps = {
    * Whether the root session still wants a sandbox (exists, sandboxed, enabled). Asked right before a
    * command is handed to its actor: a delete or toggle-off during an admission must not boot a VM.
    */
-  stillWanted: (rootSessionId: string) => boolean;
+  stillWanted: (rootSessionID: string) => boolean;
   events: EventBus;
   /** Set once the manager has built its metrics (they read the supervisor back). */
   metrics: () => Metrics | undefined;
@@ -37,7 +37,7 @@ export type SupervisorDeps = {
 };
 
 export type ExecInput = {
-  rootSessionId: string;
+  rootSessionID: string;
   callID?: string;
   spec: VmSpec;
   command: ExecCommand;
@@ -59,7 +59,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     log: (level, message, fields) => log[level](message, fields),
     crashed: (vmName) => {
       log.warn("session actor crashed; a new one rediscovers its VM", { vmName });
-      report.crashed(vmName, records.get(vmName)?.rootSessionId ?? null);
+      report.crashed(vmName, records.get(vmName)?.rootSessionID ?? null);
     },
   }, openActor);
   const report = createTransitionReporter(events, metrics, now);
@@ -78,7 +78,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     record.spec = state.spec;
     record.createdAt = state.createdAt;
     record.lastStopReason = state.lastStopReason;
-    if (state.spec) record.rootSessionId = state.spec.labels[ROOT_LABEL] ?? record.rootSessionId;
+    if (state.spec) record.rootSessionID = state.spec.labels[ROOT_LABEL] ?? record.rootSessionID;
     // A removed VM with nothing waiting for it is forgotten: memory tracks live VMs only.
     forgetIfGone(record);
   }
@@ -94,7 +94,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
 
   function capMessage(cap: number): string {
     const held = holders()
-      .map((r) => `${r.vmName} (session ${r.rootSessionId ?? "?"}, ${r.activeExecs} command(s) running, idle ${Math.round((now() - r.lastUsedAt) / 1000)} s)`)
+      .map((r) => `${r.vmName} (session ${r.rootSessionID ?? "?"}, ${r.activeExecs} command(s) running, idle ${Math.round((now() - r.lastUsedAt) / 1000)} s)`)
       .join(", ");
     return (
       `the limit of ${cap} running VMs (maxRunningVms) is reached, held by: ${held}. None has been idle for the exec timeout ` +
@@ -122,15 +122,15 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     record.activeExecs += 1; // synchronous with the check above: no other admission can interleave
   }
 
-  function toDomainError(error: unknown, rootSessionId = "?"): Error {
-    if (error instanceof ActorCallError && error.record.code === "REVOKED") return new NotSandboxedError(rootSessionId, error.message);
+  function toDomainError(error: unknown, rootSessionID = "?"): Error {
+    if (error instanceof ActorCallError && error.record.code === "REVOKED") return new NotSandboxedError(rootSessionID, error.message);
     if (error instanceof ActorCallError) return new RuntimeFailedError(error.message);
     return error as Error;
   }
 
   async function exec(input: ExecInput): Promise<ExecOutcome> {
     const vmName = input.spec.name;
-    const record = records.get(vmName) ?? newRecord(vmName, input.rootSessionId, now());
+    const record = records.get(vmName) ?? newRecord(vmName, input.rootSessionID, now());
     records.set(vmName, record);
     record.adopted = false;
     record.waitingExecs += 1;
@@ -145,10 +145,10 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     try {
       // Synchronous from here to the hand-off: a delete or toggle-off either came before (refused here)
       // or comes after (its removal message follows this exec and cancels it).
-      if (!stillWanted(input.rootSessionId)) throw new NotSandboxedError(input.rootSessionId, "its sandbox was withdrawn while the command waited for a place");
+      if (!stillWanted(input.rootSessionID)) throw new NotSandboxedError(input.rootSessionID, "its sandbox was withdrawn while the command waited for a place");
       if (shuttingDown) throw new ShuttingDownError();
       const handle = registry.get(vmName);
-      const execEvent = { type: "exec" as const, vmName, rootSessionID: input.rootSessionId, callID: input.callID ?? null };
+      const execEvent = { type: "exec" as const, vmName, rootSessionID: input.rootSessionID, callID: input.callID ?? null };
       let startedAt = 0;
       const onStarted = () => {
         startedAt = performance.now();
@@ -182,7 +182,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
         input.signal?.removeEventListener("abort", cancel);
       }
     } catch (error) {
-      throw toDomainError(error, input.rootSessionId);
+      throw toDomainError(error, input.rootSessionID);
     } finally {
       record.activeExecs -= 1;
       record.lastUsedAt = now();
@@ -249,12 +249,12 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
    * Startup recovery: adopt the VMs the runtime lists whose root session is still sandboxed, remove the
    * rest. Adopted VMs count as last used at manager boot, so the sweep measures leftovers from then.
    */
-  async function recover(found: VmInfo[], keep: (rootSessionId: string | null) => StopReason | "keep"): Promise<void> {
+  async function recover(found: VmInfo[], keep: (rootSessionID: string | null) => StopReason | "keep"): Promise<void> {
     for (const info of found) {
-      const rootSessionId = info.spec.labels[ROOT_LABEL] ?? null;
-      const verdict = keep(rootSessionId);
+      const rootSessionID = info.spec.labels[ROOT_LABEL] ?? null;
+      const verdict = keep(rootSessionID);
       if (verdict === "keep") {
-        const record = { ...newRecord(info.name, rootSessionId, bootTime), status: info.status, spec: info.spec, createdAt: info.createdAt, adopted: true };
+        const record = { ...newRecord(info.name, rootSessionID, bootTime), status: info.status, spec: info.spec, createdAt: info.createdAt, adopted: true };
         records.set(info.name, record);
         continue;
       }
@@ -264,8 +264,8 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
   }
 
   /** A data volume whose VM a crash took: tracked like a stopped VM, so the sweep removes it when idle. */
-  function adoptOrphanVolume(vmName: string, rootSessionId: string): void {
-    if (!records.has(vmName)) records.set(vmName, { ...newRecord(vmName, rootSessionId, bootTime), status: "stopped", adopted: true });
+  function adoptOrphanVolume(vmName: string, rootSessionID: string): void {
+    if (!records.has(vmName)) records.set(vmName, { ...newRecord(vmName, rootSessionID, bootTime), status: "stopped", adopted: true });
   }
 
   /**
@@ -310,7 +310,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     },
     list: (): VmRecord[] => [...records.values()].map((r) => ({ ...r })),
     runningCount: () => [...records.values()].filter((r) => r.status === "running").length,
-    namesForRoots: (rootIds: Set<string>) => [...records.values()].filter((r) => r.rootSessionId && rootIds.has(r.rootSessionId)).map((r) => r.vmName),
+    namesForRoots: (rootSessionIDs: Set<string>) => [...records.values()].filter((r) => r.rootSessionID && rootSessionIDs.has(r.rootSessionID)).map((r) => r.vmName),
     allNames: () => [...records.keys()],
     liveActors: () => registry.liveActors(),
     killActor: (vmName: string) => registry.kill(vmName),

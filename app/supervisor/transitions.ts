@@ -17,7 +17,7 @@ export function createTransitionReporter(events: EventBus, metrics: () => Metric
     const m = metrics();
     if (state.status === "booting") {
       bootStartedAt.set(record.vmName, performance.now());
-      publish(record.vmName, record.rootSessionId, "booting", state.lastStopReason === "spec-change" ? "spec-change" : null);
+      publish(record.vmName, record.rootSessionID, "booting", state.lastStopReason === "spec-change" ? "spec-change" : null);
     } else if (state.status === "running") {
       const started = bootStartedAt.get(record.vmName);
       bootStartedAt.delete(record.vmName);
@@ -25,14 +25,14 @@ export function createTransitionReporter(events: EventBus, metrics: () => Metric
         m?.boots.inc();
         m?.bootDuration.observe((performance.now() - started) / 1000);
       }
-      publish(record.vmName, record.rootSessionId, "running", null);
+      publish(record.vmName, record.rootSessionID, "running", null);
     } else if (state.status === "stopped" && previous === "stopping") {
       const evicted = state.lastStopReason === "cap";
       if (evicted) m?.evictions.inc();
-      publish(record.vmName, record.rootSessionId, evicted ? "evicted" : "stopped", state.lastStopReason);
+      publish(record.vmName, record.rootSessionID, evicted ? "evicted" : "stopped", state.lastStopReason);
     } else if (state.status === "absent" && previous === "removing") {
       m?.removals.inc({ reason: state.lastStopReason ?? "unknown" });
-      publish(record.vmName, record.rootSessionId, "removed", state.lastStopReason);
+      publish(record.vmName, record.rootSessionID, "removed", state.lastStopReason);
     }
   }
 

@@ -4,7 +4,7 @@ import type { StopReason, VmStatus } from "../../workers/protocol";
 
 export type VmRecord = {
   vmName: string;
-  rootSessionId: string | null;
+  rootSessionID: string | null;
   status: VmStatus;
   spec: VmSpec | null;
   createdAt: number | null;
@@ -27,10 +27,10 @@ export function holdsSlot(record: VmRecord): boolean {
   return record.activeExecs > 0 || HOLDING.has(record.status);
 }
 
-export function newRecord(vmName: string, rootSessionId: string | null, now: number): VmRecord {
+export function newRecord(vmName: string, rootSessionID: string | null, now: number): VmRecord {
   return {
     vmName,
-    rootSessionId,
+    rootSessionID,
     status: "absent",
     spec: null,
     createdAt: null,

@@ -123,8 +123,8 @@ describe("secret usage counting", () => {
       }
     })();
     const report = createSecretUsage(events, () => metrics, () => 42);
-    report({ vmName: "ocm-session-000000000001", rootSessionId: "ses_root", names: ["DEPLOY_KEY"], host: "a1.deploy.example.com", rules });
-    report({ vmName: "ocm-session-000000000001", rootSessionId: "ses_root", names: ["DEPLOY_KEY"], host: "b2.deploy.example.com", rules });
+    report({ vmName: "ocm-session-000000000001", rootSessionID: "ses_root", names: ["DEPLOY_KEY"], host: "a1.deploy.example.com", rules });
+    report({ vmName: "ocm-session-000000000001", rootSessionID: "ses_root", names: ["DEPLOY_KEY"], host: "b2.deploy.example.com", rules });
     await reading;
     expect(seen).toEqual([
       { id: expect.any(String), type: "secret", phase: "substituted", name: "DEPLOY_KEY", host: "a1.deploy.example.com", rootSessionID: "ses_root", vmName: "ocm-session-000000000001", at: 42 },

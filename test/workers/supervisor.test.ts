@@ -32,7 +32,7 @@ function harness(limits: Partial<SupervisorLimits> = {}, wanted: (root: string) 
   const spec = (n: number, overrides: Partial<VmSpec> = {}) => memorySpec(`ocm-session-sup${String(n).padStart(9, "0")}`, { labels: { "session-sandbox.root": `root-${n}` }, ...overrides });
   function exec(n: number, cmd = command("echo", String(n))) {
     const running = Promise.withResolvers<void>();
-    const done = supervisor.exec({ rootSessionId: `root-${n}`, spec: spec(n), command: cmd, onStarted: () => running.resolve(), onChunk: () => {} });
+    const done = supervisor.exec({ rootSessionID: `root-${n}`, spec: spec(n), command: cmd, onStarted: () => running.resolve(), onChunk: () => {} });
     done.catch(() => running.resolve());
     return { running: running.promise, done };
   }
