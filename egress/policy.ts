@@ -1,5 +1,5 @@
 // The egress policy evaluator: pure (policy, target, addresses) → decision naming the rule, in two stages.
-import type { NetworkPolicy } from "../runtime/driver";
+import type { NetworkPolicy } from "./network-policy";
 import { NetworkPolicyInvalidError } from "./policy-error";
 import { classifyAddress, isMetadataName, type AddressCategory, type RangeMatch } from "./address-ranges";
 import { domainEntryMatches, parseAllowEntry, portAllowed, type AllowEntry, type NetworkKeyword } from "./allow-entry";

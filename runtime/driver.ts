@@ -1,6 +1,7 @@
 // The contract every runtime driver implements (local = embedded namespaces/cgroups; msb = microVM).
 // The session actor drives a VM only through this interface. Plain data in and out: specs and results
 // cross a Worker boundary.
+import type { NetworkPolicy } from "../egress/network-policy";
 import type { IsolationTier } from "./isolation";
 
 /**
@@ -19,7 +20,6 @@ export type RepoGuard = { keep?: string[]; gitDirs?: string[]; gitDirRoot?: bool
 
 export type BindMount = { hostPath: string; readOnly?: boolean; kind?: "file"; pin?: { dev: number; ino: number }; guard?: RepoGuard };
 
-export type NetworkPolicy = { mode: "none" } | { mode: "allowlist"; allow: string[] } | { mode: "all" };
 
 export type VmSpec = {
   /** The VM's name, e.g. `ocm-session-0123456789ab` (`^[A-Za-z0-9][A-Za-z0-9._-]*$`, ≤ 63 chars). */

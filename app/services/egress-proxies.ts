@@ -3,7 +3,7 @@
 // runs a forwarder). The policy is read per connection, so a change applies to the next command.
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { NetworkPolicy } from "../../runtime/driver";
+import type { NetworkPolicy } from "../../egress/network-policy";
 import { HOST_ALIAS, startEgressProxy, type EgressProxy, type Interception, type SecretRule } from "../../egress/index";
 import type { Logger } from "../log";
 

@@ -1,7 +1,7 @@
 // Checks a network policy before it is stored, with the one allowlist grammar the proxy and the msb rule
 // builder share, and against what the runtime in use can enforce: a typo or an entry that back end cannot
 // honour is a 400 now rather than a silent "denied" (or a failed boot) later.
-import type { NetworkPolicy } from "../../runtime/driver";
+import type { NetworkPolicy } from "../../egress/network-policy";
 import { allowlistProblems, NETWORK_KEYWORDS } from "../../egress/index";
 import { msbAllowlistProblems } from "../../runtime/msb/network-rules";
 import { NetworkPolicyInvalidError } from "../errors";

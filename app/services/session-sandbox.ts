@@ -6,7 +6,7 @@ import { ChildSessionLockedError, SandboxDisabledError, SessionNotFoundError } f
 import type { HostLimits } from "./host-limits";
 import type { Notify } from "./lifecycle-events";
 import { MAX_SESSION_DEPTH, walkToRoot, type SessionsService } from "./sessions";
-import type { NetworkPolicy } from "../../runtime/driver";
+import type { NetworkPolicy } from "../../egress/network-policy";
 import { checkResources, type CheckIsolation, type NormalizeImage, type SettingsService } from "./settings";
 import type { IsolationChoice } from "../../runtime/isolation";
 import type { ImageChoice } from "../images/image-choice";

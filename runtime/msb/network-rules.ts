@@ -1,6 +1,6 @@
 // NetworkPolicy → msb network flags, and msb's inspect JSON back to a NetworkPolicy for attestation. The
 // entries come from the one allowlist grammar (egress/allow-entry), so msb enforces what the proxy would.
-import type { NetworkPolicy } from "../driver";
+import type { NetworkPolicy } from "../../egress/network-policy";
 import { formatAllowEntry, parseAllowEntry, type AllowEntry, type NetworkKeyword } from "../../egress/allow-entry";
 import { CLOSED_RANGES, type AddressCategory } from "../../egress/address-ranges";
 import { cidrWithin } from "../../egress/ip-address";

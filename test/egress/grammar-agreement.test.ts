@@ -11,7 +11,7 @@ import { formatAllowEntry, NETWORK_KEYWORDS, parseAllowEntry } from "../../egres
 import { CLOSED_RANGES } from "../../egress/address-ranges";
 import { formatIp, parseIp } from "../../egress/ip-address";
 import { checkAddress, checkName, compilePolicy, type Policy } from "../../egress/policy";
-import type { NetworkPolicy } from "../../runtime/driver";
+import type { NetworkPolicy } from "../../egress/network-policy";
 import { MsbDriver } from "../../runtime/msb";
 import { buildNetworkArgs, msbEntryProblem } from "../../runtime/msb/network-rules";
 import { msbAllows } from "./msb-rule-model";
