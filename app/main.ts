@@ -54,7 +54,7 @@ async function start() {
     runtimeUnavailable: runtime.driverConfig ? undefined : runtime.status.reason,
     tiers: runtime.tiers,
     // Each runtime boots its own kind of image: a rootfs directory (local) or an OCI reference (msb).
-    images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, msbDefaultImage: config.msbImage, aptSources: config.aptSources },
+    images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, defaultOciImage: config.msbImage, aptSources: config.aptSources },
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
     ca,

@@ -41,12 +41,6 @@ export type VmSpec = {
   labels: Record<string, string>;
   network: NetworkPolicy;
   /**
-   * Host path of the egress proxy's Unix socket, for a network mode other than none (local runtime): the
-   * VM has no route out; its 127.0.0.1:3128 is forwarded to this socket, where the host-side proxy
-   * applies the policy. The manager owns the proxy; the driver only wires the VM to it.
-   */
-  egressSocket?: string;
-  /**
    * Host directory of the CA files the VM trusts, named by a hash of their content (so a rotated manager
    * CA is a changed spec and the VM is recreated at its next command): TRUST_BUNDLE_FILE (the manager CA
    * first, then the image's own roots) and TRUST_MANAGER_CA_FILE (the manager CA alone). Mounted
@@ -58,9 +52,28 @@ export type VmSpec = {
    * (runtime/tiered.ts), which runs the VM on that tier's driver; a single driver ignores it.
    */
   isolation?: IsolationTier;
-  /** microvm (msb) only: secrets msb substitutes itself, `--secret ENV@HOSTS`; values reach msb's env only (runtime/msb/secret-args.ts). */
-  secrets?: Array<{ env: string; hosts: string[]; value: string }>;
+  /** What only the drivers of one kind of tier read; written by the tier that places the VM (runtime/tiers/). */
+  tierPart?: TierPart;
 };
+
+/** A secret the microvm tier's runtime substitutes itself: the guest sees a placeholder; `value` reaches only the runtime's env. */
+export type MicrovmSecret = { env: string; hosts: string[]; value: string };
+
+/**
+ * - `embedded` (container, gvisor): `egressSocket`, the host path of the VM's egress proxy socket, for a
+ *   network mode other than none. The VM has no route out; its 127.0.0.1:3128 is forwarded to this socket,
+ *   where the host-side proxy applies the policy. The manager owns the proxy; the driver only wires the VM to it.
+ * - `microvm` (msb): `secrets` msb substitutes itself, `--secret ENV@HOSTS` (runtime/msb/secret-args.ts).
+ */
+export type TierPart = { kind: "embedded"; egressSocket?: string } | { kind: "microvm"; secrets: MicrovmSecret[] };
+
+export function egressSocketOf(spec: Pick<VmSpec, "tierPart">): string | undefined {
+  return spec.tierPart?.kind === "embedded" ? spec.tierPart.egressSocket : undefined;
+}
+
+export function microvmSecretsOf(spec: Pick<VmSpec, "tierPart">): MicrovmSecret[] {
+  return spec.tierPart?.kind === "microvm" ? spec.tierPart.secrets : [];
+}
 
 export const TRUST_BUNDLE_FILE = "ca-certificates.crt";
 export const TRUST_MANAGER_CA_FILE = "manager-ca.crt";

@@ -57,6 +57,13 @@ function testCa(dataDir: string) {
   return openManagerCa(dataDir);
 }
 
+/** Without a probe of every tier, a test manager's tiers are those of the runtime it was given. */
+const NO_TIERS: TierAvailability = {
+  container: { available: false, reason: "not probed on this manager" },
+  gvisor: { available: false, reason: "not probed on this manager" },
+  microvm: { available: false, reason: "not probed on this manager" },
+};
+
 export function makeTestApp(options: TestAppOptions = {}) {
   const dataDir = options.dataDir ?? makeTempDir();
   const db = openDatabase(dataDir);
@@ -73,7 +80,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     version: "test",
     driver: runtime && { kind: "local", stateDir: runtime.stateDir, rootfsDir: runtime.image, cgroupParent: runtime.cgroupParent },
     runtimeUnavailable: runtime ? undefined : "this test runs without a runtime",
-    images: { builtInRootfs: runtime?.image ?? "/nonexistent-rootfs", cacheDir: join(dataDir, "images"), msbDefaultImage: "debian:bookworm-slim", aptSources: options.aptSources },
+    images: { builtInRootfs: runtime?.image ?? "/nonexistent-rootfs", cacheDir: join(dataDir, "images"), defaultOciImage: "debian:bookworm-slim", aptSources: options.aptSources },
     sharedDirs: options.sharedDirs ?? [],
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
     ca: testCa(dataDir),
@@ -81,7 +88,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     caBundleDir: join(runtime?.stateDir ?? dataDir, "ca-bundles"),
     protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
     credentials: options.credentials,
-    tiers: options.tiers,
+    tiers: options.tiers ?? (runtime ? { ...NO_TIERS, container: { available: true, reason: "the local runtime" } } : NO_TIERS),
     doctor: () =>
       runDoctor({
         runtime: runtime

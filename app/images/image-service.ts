@@ -9,6 +9,7 @@ import { ImageInUseError, ImageInvalidError, ImageNotFoundError, ImageTooLargeEr
 import type { EventBus, ImageEventPhase } from "../events/event-bus";
 import type { Logger } from "../log";
 import { rootfsReady } from "../../runtime/local/rootfs";
+import { OCI_FAMILY_BUILDS_NO_RECIPES, type ImageFamily } from "../../runtime/tiers/index";
 import {
   describeImage,
   digestDirKey,
@@ -31,14 +32,14 @@ export type ImageServiceDeps = {
   repo: ImagesRepo;
   /** The most a build or pull may write (the maxImageMib setting, read at each start). */
   maxImageBytes: () => number;
-  /** The runtime VMs boot on: `local` boots rootfs directories, `msb` OCI references (it pulls them itself). */
-  runtime: "local" | "msb" | undefined;
+  /** What this manager's VMs boot (runtime/tiers/): rootfs directories built or pulled here, or OCI references their runtime pulls itself. */
+  family: ImageFamily | undefined;
   /** The built-in image (scripts/build-rootfs.sh); never removed by this service. */
   builtInRootfs: string;
   /** Where built and pulled images live, one directory each. */
   cacheDir: string;
-  /** What msb boots for the built-in choice. */
-  msbDefaultImage: string;
+  /** What an `oci` family VM boots for the built-in choice. */
+  defaultOciImage: string;
   /** sources.list lines extra packages come from (SANDBOX_APT_SOURCES); default: the Debian mirror. */
   aptSources?: string;
   events: EventBus;
@@ -68,13 +69,11 @@ export type ImageView = {
 const mib = (bytes: number) => Math.round(bytes / (1024 * 1024));
 
 
-/** Checks a choice's grammar and that the runtime can boot its kind; returns it normalized. Throws a 400. */
-export function imageNormalizerFor(runtime: "local" | "msb" | undefined): (choice: ImageChoice) => ImageChoice {
+/** Checks a choice's grammar and that this manager's VMs can boot its kind; returns it normalized. Throws a 400. */
+export function imageNormalizerFor(family: ImageFamily | undefined): (choice: ImageChoice) => ImageChoice {
   return (choice) => {
     const normalized = normalizeImageChoice(choice);
-    if (runtime === "msb" && normalized.kind === "recipe" && normalized.packages.length > 0) {
-      throw new ImageInvalidError("extra packages need the local runtime: msb boots OCI images; build an image with those packages, push it to a registry and give its reference");
-    }
+    if (family === "oci" && normalized.kind === "recipe" && normalized.packages.length > 0) throw new ImageInvalidError(OCI_FAMILY_BUILDS_NO_RECIPES);
     return normalized;
   };
 }
@@ -90,7 +89,7 @@ export function createImageService(deps: ImageServiceDeps) {
     deps.events.publish({ type: "image", image, phase, detail, at: now() });
   }
 
-  const normalize = imageNormalizerFor(deps.runtime);
+  const normalize = imageNormalizerFor(deps.family);
 
   function record(row: Omit<ImageRow, "createdAt" | "updatedAt" | "lastUsedAt">, phase: ImageEventPhase): void {
     const before = deps.repo.get(row.sourceKey);
@@ -179,9 +178,9 @@ export function createImageService(deps: ImageServiceDeps) {
     return job;
   }
 
-  /** What a VM of this choice boots: a rootfs directory (local) or an image reference (msb). */
+  /** What a VM of this choice boots: a rootfs directory, or an image reference its runtime pulls. */
   async function bootImage(choice: ImageChoice): Promise<string> {
-    if (deps.runtime === "msb") return choice.kind === "oci" ? choice.reference : deps.msbDefaultImage;
+    if (deps.family === "oci") return choice.kind === "oci" ? choice.reference : deps.defaultOciImage;
     const path = await ensure(choice);
     // Every command passes here: the last use is written at most once a minute (the GC keeps images
     // for DEFAULT_KEEP_UNUSED_MS, so finer would only cost a SQLite write per command).
@@ -192,7 +191,7 @@ export function createImageService(deps: ImageServiceDeps) {
 
   /** Starts a build or pull now, so a later command does not wait for it; failures are reported as events. */
   function prefetch(choice: ImageChoice): void {
-    if (deps.runtime !== "local") return;
+    if (deps.family !== "rootfs") return;
     ensure(choice).catch(() => undefined); // recorded as a failed row and event; the next use retries
   }
 
@@ -233,7 +232,7 @@ export function createImageService(deps: ImageServiceDeps) {
       createdAt: row.createdAt,
       lastUsedAt: row.lastUsedAt,
     }));
-    return deps.runtime === "local" ? [builtIn, ...rows] : rows;
+    return deps.family === "rootfs" ? [builtIn, ...rows] : rows;
   }
 
   /** Deletes a row, and its directory when no other row shares it (two references of one digest do). */

@@ -7,8 +7,6 @@ import type { NetworkPolicy } from "../../egress/network-policy";
 import { HOST_ALIAS, startEgressProxy, type EgressProxy, type Interception, type SecretRule } from "../../egress/index";
 import type { Logger } from "../log";
 
-export const GUEST_PROXY_URL = "http://127.0.0.1:3128";
-
 async function resolveWithHostAlias(host: string): Promise<string[]> {
   if (host.toLowerCase() === HOST_ALIAS) return ["127.0.0.1"];
   const { lookup } = await import("node:dns/promises");
@@ -93,9 +91,3 @@ export function createEgressProxies(options: {
 
 export type EgressProxies = ReturnType<typeof createEgressProxies>;
 
-/** The environment that points a guest's HTTP clients at its proxy. */
-export function proxyEnv(): Record<string, string> {
-  const env: Record<string, string> = { NO_PROXY: "localhost,127.0.0.1,::1", no_proxy: "localhost,127.0.0.1,::1" };
-  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"]) env[name] = GUEST_PROXY_URL;
-  return env;
-}

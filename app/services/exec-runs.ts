@@ -1,12 +1,12 @@
-// Runs a prepared command through the supervisor, recording it in the exec history and keeping it
-// cancellable by its call id (per root session) while it runs.
+// Runs a prepared command, or an operator's shell, through the supervisor: the one way into it. Each is
+// recorded in the exec history and cancellable by its call id (per root session) while it runs.
 import type { OnChunk } from "../../workers/actor-handle";
 import type { ExecOutcome } from "../../workers/protocol";
 import { DomainError } from "../errors";
 import { newId } from "../ids";
-import type { Supervisor } from "../supervisor/supervisor";
+import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
 import type { ExecHistory } from "./exec-history";
-import type { PreparedExec } from "./exec";
+import type { PreparedExec } from "./exec-prepare";
 
 /** How long a cancel waits for the command to end before answering anyway. */
 export const CANCEL_WAIT_MS = 10_000;
@@ -17,7 +17,12 @@ export type ExecHooks = {
   onStarted(): void;
   /** A promise: the client cannot take more yet, and the command's output waits (backpressure). */
   onChunk: OnChunk;
+  /** A shell's: its terminal (input, resize) once it started. */
+  onTerminal?(control: TerminalControl): void;
 };
+
+/** What the history shows for a run: the agent's command, or that it was an interactive shell. */
+const SHELL_IN_HISTORY = "(interactive shell)";
 
 type Running = { historyId: string; abort: AbortController; done: Promise<unknown> };
 
@@ -59,7 +64,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
             sessionID: prepared.sessionId,
             callID: prepared.callID,
             vmName: prepared.spec.name,
-            command: prepared.command.argv[2] ?? "",
+            command: prepared.command.terminal ? SHELL_IN_HISTORY : (prepared.command.argv[2] ?? ""),
             cwd: prepared.command.cwd,
           }));
           hooks.onStarted();
@@ -68,6 +73,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
           record?.chunk(data);
           return hooks.onChunk(stream, data);
         },
+        ...(hooks.onTerminal ? { onTerminal: hooks.onTerminal } : {}),
       });
       finish({ ...outcome, error: null });
       return outcome;

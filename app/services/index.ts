@@ -1,4 +1,5 @@
 // Wires the services over one database. Nothing here knows about HTTP.
+import type { Tier } from "../../runtime/tiers/index";
 import type { Database } from "bun:sqlite";
 import { createSecretGrantsRepo } from "../db/secret-grants-repo";
 import { createSessionsRepo } from "../db/sessions-repo";
@@ -33,17 +34,17 @@ export type ServiceDeps = {
   protectedDirs?: ProtectedDirs;
   /** Free MiB where the runtime keeps volumes, when known: the ceiling of the diskMib setting. */
   diskFreeMib?: () => number | undefined;
-  /** Checks an image choice against its grammar and the runtime (msb boots OCI references only). */
+  /** Checks an image choice against its grammar and what this manager's tiers boot (app/images/image-service.ts). */
   normalizeImage?: NormalizeImage;
   /** The secrets configured for the manager (SANDBOX_SECRETS): names, hosts and scope, which grants are checked against. */
   secrets?: readonly SecretConfig[];
   /** Refuses an explicit isolation tier that does not work on this host (settings and session overrides). */
   checkIsolation?: CheckIsolation;
-  /** The driver kind ("msb") that runs a session of this isolation choice here: allowlists are also checked against what it can enforce. */
-  networkBackendFor?: (isolation: IsolationChoice) => string | undefined;
+  /** The tier a session of this isolation choice runs in here: allowlists are also checked against what it can enforce. */
+  networkTierFor?: (isolation: IsolationChoice) => Tier | undefined;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, networkBackendFor = () => undefined }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, networkTierFor = () => undefined }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, {
@@ -51,7 +52,7 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
     diskFreeMib,
     normalizeImage,
     checkIsolation,
-    checkNetwork: (policy, isolation) => checkNetworkPolicy(policy, networkBackendFor(isolation)),
+    checkNetwork: (policy, isolation) => checkNetworkPolicy(policy, networkTierFor(isolation)),
   });
   const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);
   const execHistory = createExecHistory(createExecHistoryRepo(db, EXEC_HISTORY_PER_ROOT), now);

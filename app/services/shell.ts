@@ -2,7 +2,7 @@
 // for exec (the exec service prepares both), with the guest's interactive shell on a PTY inside the VM
 // instead of an agent's `sh -c`. It is the operator's explicit interactive mode; no agent command is ever
 // turned into one.
-import type { PreparedExec } from "./exec";
+import type { PreparedExec } from "./exec-prepare";
 
 export type ShellOptions = { rows: number; cols: number; term?: string };
 

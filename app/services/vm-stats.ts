@@ -9,7 +9,7 @@ export type VmStatsView = {
   rootSessionID: string | null;
   /** The supervisor's status of the VM (booting, running, stopped…). */
   status: VmRecord["status"];
-  /** False when the runtime cannot tell (msb, or no runtime); `reason` says why and every number is null. */
+  /** False when the runtime cannot tell (a tier the host cannot see into, or no runtime); `reason` says why and every number is null. */
   available: boolean;
   reason: string | null;
   /** Cumulative CPU time of the VM's processes; null unless it runs. */
@@ -28,17 +28,13 @@ export type VmStatsView = {
 export type VmStatsDeps = {
   /** A main-thread driver of the runtime in use; undefined when none is usable. */
   driver: Promise<RuntimeDriver> | undefined;
-  runtimeName: string | null;
+  /** Why a driver without usage readings has none (the tier's own reason, or that no runtime is usable). */
+  noUsageReason: string;
   vms: () => VmRecord[];
   now?: () => number;
 };
 
-function unavailableReason(runtimeName: string | null): string {
-  if (runtimeName === null) return "no runtime is usable on this host (see GET /api/health)";
-  return `the ${runtimeName} runtime does not report per-VM usage (a microVM's processes are not host cgroups); use \`msb metrics\` on the host`;
-}
-
-export function createVmStats({ driver, runtimeName, vms, now = Date.now }: VmStatsDeps) {
+export function createVmStats({ driver, noUsageReason, vms, now = Date.now }: VmStatsDeps) {
   function view(record: VmRecord, stats: VmStats | undefined, reason: string | null): VmStatsView {
     const usage = stats?.usage ?? null;
     return {
@@ -60,7 +56,7 @@ export function createVmStats({ driver, runtimeName, vms, now = Date.now }: VmSt
 
   async function read(record: VmRecord): Promise<VmStatsView> {
     const runtime = await driver;
-    if (!runtime?.stats) return view(record, undefined, unavailableReason(runtimeName));
+    if (!runtime?.stats) return view(record, undefined, noUsageReason);
     return view(record, await runtime.stats(record.vmName), null);
   }
 

@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs, type CgroupLayout } from "../local/cgroup-layout";
+import { egressSocketOf } from "../driver";
 import { readLog, tcpListening } from "../local/crun";
 import { GUEST_PROXY_PORT, type OciConfig } from "../local/oci-config";
 import type { OciRuntime, RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
@@ -90,7 +91,7 @@ export class Runsc implements OciRuntime {
       const problems = mountProblems(gofer, vm.spec.mounts, vm.sources);
       if (problems.length > 0) return problems;
     }
-    if (vm.spec.egressSocket) await this.waitForGuestListener(runscId(vm.id), GUEST_PROXY_PORT);
+    if (egressSocketOf(vm.spec)) await this.waitForGuestListener(runscId(vm.id), GUEST_PROXY_PORT);
     return [];
   }
 

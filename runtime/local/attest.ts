@@ -2,7 +2,7 @@
 // every field must be equal, pinned identities included (a repository re-registered at the same path is
 // another directory). Each mismatch names the field with both values, for the log of a recreate.
 import { commonFieldMismatches, fieldMismatch } from "../attest-fields";
-import type { Attestation, BindMount, VmInfo, VmSpec } from "../driver";
+import { egressSocketOf, type Attestation, type BindMount, type VmInfo, type VmSpec } from "../driver";
 
 function mountText(mount: BindMount): string {
   const pin = mount.pin ? ` pinned ${mount.pin.dev}:${mount.pin.ino}` : "";
@@ -18,7 +18,7 @@ export function attestStoredSpec(expected: VmSpec, actual: VmInfo): Attestation 
   const mismatches = [
     ...commonFieldMismatches(expected, actual),
     ...fieldMismatch("network", expected.network, have.network),
-    ...fieldMismatch("egressSocket", expected.egressSocket, have.egressSocket),
+    ...fieldMismatch("egressSocket", egressSocketOf(expected), egressSocketOf(have)),
   ];
   const want = new Set(expected.mounts.map(mountText));
   const found = new Set(have.mounts.map(mountText));

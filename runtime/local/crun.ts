@@ -1,6 +1,7 @@
 // Runs the crun CLI: one private state root per driver, and the hybrid-cgroup workaround for `run`.
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { egressSocketOf } from "../driver";
 import type { CgroupLayout } from "./cgroup-layout";
 import { GUEST_PROXY_PORT, type OciConfig } from "./oci-config";
 import type { AgentListener, OciRuntime, RuntimeVm } from "./oci-runtime";
@@ -31,7 +32,7 @@ export class Crun implements OciRuntime {
   async checkStarted(vm: RuntimeVm, pid: number): Promise<string[]> {
     const problems = mountProblems(pid, vm.spec.mounts, vm.sources);
     // The egress forwarder starts beside PID 1; a command run right after boot must find it listening.
-    if (problems.length === 0 && vm.spec.egressSocket) await waitForGuestListener(pid, GUEST_PROXY_PORT);
+    if (problems.length === 0 && egressSocketOf(vm.spec)) await waitForGuestListener(pid, GUEST_PROXY_PORT);
     return problems;
   }
 

@@ -8,7 +8,7 @@ import type { FileSink } from "bun";
 import { randomHex } from "../bun-crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink, type OutputRoom } from "../driver";
+import { egressSocketOf, RuntimeError, type ExecRequest, type ExecResult, type ExecSink, type OutputRoom } from "../driver";
 import { createSubCgroup, EXEC_CGROUP_PREFIX, killCgroup, processesIn, removeCgroup, subCgroupExists, sweepSubCgroups } from "./cgroup-tree";
 import { readLog } from "./crun";
 import type { DriverContext } from "./context";
@@ -127,7 +127,8 @@ export function readyToExec(ctx: DriverContext, name: string, request: ExecReque
   if (!ctx.store.livePid(name)) throw new RuntimeError("FAILED", `VM ${name} is not running; start it first`);
   if (request.argv.length === 0) throw new RuntimeError("FAILED", "exec needs a non-empty argv");
   if (!request.cwd.startsWith("/")) throw new RuntimeError("FAILED", `exec cwd must be absolute, got ${request.cwd}`);
-  if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
+  const egressSocket = egressSocketOf(record.spec);
+  if (egressSocket) handEgressSocketToVm(egressSocket, record.hostUidBase);
   return record;
 }
 

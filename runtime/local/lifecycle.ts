@@ -1,7 +1,7 @@
 // create / start / stop / remove of one VM: crun container + cgroups + guest root + volume.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_DISK_MIB, RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../driver";
+import { DEFAULT_DISK_MIB, egressSocketOf, RuntimeError, type CreateOptions, type VmInfo, type VmSpec } from "../driver";
 import { killCgroup, listSubCgroups, removeCgroup, vmCgroupGone } from "./cgroup-tree";
 import type { DriverContext } from "./context";
 import { imageMounts, materializeGuestRoot, planGuestRoot } from "./guest-root";
@@ -111,7 +111,8 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
     const pidFile = join(ctx.paths.vmDir(name), "pid");
     rmSync(pidFile, { force: true });
     await volumeMounted;
-    if (record.spec.egressSocket) handEgressSocketToVm(record.spec.egressSocket, record.hostUidBase);
+    const egressSocket = egressSocketOf(record.spec);
+    if (egressSocket) handEgressSocketToVm(egressSocket, record.hostUidBase);
     if (record.spec.mounts.some((mount) => mount.guard)) await startRepoViews(ctx.paths.stateDir, name, record.spec.mounts, record.hostUidBase, requireRepoFs(ctx));
     const vm = runtimeVm(ctx, name, record);
     await ctx.runtime.prepareStart(vm);

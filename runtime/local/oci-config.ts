@@ -1,7 +1,7 @@
 // Turns a VmSpec into the OCI config.json crun runs: namespaces, uid mapping, mounts, limits, seccomp.
 import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import type { BindMount, VmSpec } from "../driver";
+import { egressSocketOf, type BindMount, type VmSpec } from "../driver";
 import { GUEST_HOME, GUEST_PATH } from "../guest-layout";
 import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
@@ -138,8 +138,9 @@ function initCommand(spec: VmSpec, withAgent: boolean): string[] {
   // With the agent, it runs first: it starts its server on the listener crun passed as fd 3, closes it, and
   // becomes tini. So no other process holds the listener, and a killed agent refuses connections at once.
   const agent = withAgent ? [GUEST_EXEC_AGENT, "--fd", String(AGENT_LISTENER_FD), "--"] : [];
-  if (!spec.egressSocket) return [...agent, GUEST_INIT, "-s", "--", "sleep", "infinity"];
-  const socket = `${GUEST_EGRESS_DIR}/${basename(spec.egressSocket)}`;
+  const egressSocket = egressSocketOf(spec);
+  if (!egressSocket) return [...agent, GUEST_INIT, "-s", "--", "sleep", "infinity"];
+  const socket = `${GUEST_EGRESS_DIR}/${basename(egressSocket)}`;
   const forwarder = `socat TCP-LISTEN:${GUEST_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket}`;
   return [...agent, GUEST_INIT, "-s", "--", "/bin/sh", "-c", `${forwarder} & exec sleep infinity`];
 }
@@ -164,7 +165,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     { destination: GUEST_HOME, type: "bind", source: input.volumeData, options: ["rbind", "rw", ...NO_SUID_DEV] },
     { destination: GUEST_INIT, type: "bind", source: input.initPath, options: ["bind", "ro", "nosuid", "nodev"] },
     // Only the socket's directory: the guest can connect to the proxy, and reach nothing else on the host.
-    ...(spec.egressSocket ? [{ destination: GUEST_EGRESS_DIR, type: "bind", source: dirname(spec.egressSocket), options: ["rbind", "rw", "nosuid", "nodev", "noexec"] }] : []),
+    ...(egressSocketOf(spec) ? [{ destination: GUEST_EGRESS_DIR, type: "bind", source: dirname(egressSocketOf(spec)!), options: ["rbind", "rw", "nosuid", "nodev", "noexec"] }] : []),
     // The agent's program; its socket is not in the VM at all (crun passes the listener as fd 3).
     ...(input.execAgent ? [{ destination: GUEST_EXEC_AGENT, type: "bind", source: input.execAgent, options: ["bind", "ro", "nosuid", "nodev"] }] : []),
     // Sorted so a parent directory is mounted before a mount nested inside it.

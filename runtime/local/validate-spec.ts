@@ -2,7 +2,7 @@
 import { fileExistsInRoot } from "./rootfs";
 import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { MIN_DISK_MIB, RuntimeError, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
+import { egressSocketOf, MIN_DISK_MIB, RuntimeError, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
 import { isValidName } from "./state-paths";
 
 function fail(message: string): never {
@@ -23,8 +23,9 @@ export function validateSpec(spec: VmSpec, stateDir: string): void {
   if (spec.diskMib !== undefined && (!Number.isInteger(spec.diskMib) || spec.diskMib < MIN_DISK_MIB)) {
     fail(`diskMib must be an integer ≥ ${MIN_DISK_MIB}, got ${spec.diskMib}`);
   }
-  if (spec.network.mode !== "none" && (!spec.egressSocket || !spec.egressSocket.startsWith("/"))) {
-    fail(`network policy "${spec.network.mode}" needs an egress proxy socket (egressSocket, an absolute host path): the local runtime has no other route out`);
+  const egressSocket = egressSocketOf(spec);
+  if (spec.network.mode !== "none" && (!egressSocket || !egressSocket.startsWith("/"))) {
+    fail(`network policy "${spec.network.mode}" needs an egress proxy socket (tierPart.egressSocket, an absolute host path): the local runtime has no other route out`);
   }
   if (spec.trustDir !== undefined && (!isAbsolute(spec.trustDir) || !fileExistsInRoot(spec.trustDir, TRUST_BUNDLE_FILE))) {
     fail(`trust directory ${spec.trustDir} is not an absolute host path holding ${TRUST_BUNDLE_FILE}`);

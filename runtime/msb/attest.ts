@@ -1,7 +1,7 @@
 // Attestation before reuse: an existing sandbox is reused only if what msb holds matches the VmSpec
 // the caller expects (image, resources, mounts, tmpfs, volume, trust directory, labels, network); otherwise recreate.
 import { commonFieldMismatches, fieldMismatch } from "../attest-fields";
-import type { Attestation, VmInfo, VmSpec } from "../driver";
+import { microvmSecretsOf, type Attestation, type VmInfo, type VmSpec } from "../driver";
 import { canonicalPolicy } from "./network-rules";
 import { secretKeys } from "./secret-args";
 
@@ -42,7 +42,7 @@ export function attest(expected: VmSpec, actual: VmInfo & { anomalies?: string[]
   compareLabels(expected, have, mismatches);
   mismatches.push(...fieldMismatch("network", policyText(expected.network), policyText(have.network)));
   // Names and hosts only: msb stores a reference to the host env variable, never the value.
-  mismatches.push(...fieldMismatch("secrets", secretKeys(expected.secrets).join(" "), secretKeys(have.secrets).join(" ")));
+  mismatches.push(...fieldMismatch("secrets", secretKeys(microvmSecretsOf(expected)).join(" "), secretKeys(microvmSecretsOf(have)).join(" ")));
   for (const anomaly of actual.anomalies ?? []) mismatches.push(`unreadable: ${anomaly}`);
   return mismatches.length === 0 ? { ok: true } : { ok: false, mismatches };
 }

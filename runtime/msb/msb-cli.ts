@@ -1,7 +1,7 @@
 // Runs the msb binary: a minimal child environment, stdin closed, output collected or streamed,
 // a wall-clock limit per command, and a trace hook so tests and logs can see every command line.
 import type { Subprocess } from "bun";
-import { RuntimeError, type VmSpec } from "../driver";
+import { microvmSecretsOf, RuntimeError, type VmSpec } from "../driver";
 import { secretEnvOf } from "./secret-args";
 
 export type MsbOutput = { args: string[]; exitCode: number | null; signalCode: string | null; stdout: string; stderr: string };
@@ -53,7 +53,7 @@ export class MsbCli {
    * "host environment variable X is not set" otherwise, and a value must not sit in argv or msb's config.
    */
   rememberSecrets(spec: VmSpec): void {
-    if (spec.secrets?.length) this.#secretEnv.set(spec.name, secretEnvOf(spec));
+    if (microvmSecretsOf(spec).length > 0) this.#secretEnv.set(spec.name, secretEnvOf(spec));
     else this.#secretEnv.delete(spec.name);
   }
 

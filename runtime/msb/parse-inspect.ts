@@ -132,7 +132,7 @@ export function readSpec(config: Record<string, unknown> | undefined, fallbackNa
     network: network.policy,
     ...(diskMib === undefined ? {} : { diskMib }),
     ...(mounts.trustDir === undefined ? {} : { trustDir: mounts.trustDir }),
-    ...(secrets === undefined || secrets.length === 0 ? {} : { secrets }),
+    ...(secrets === undefined || secrets.length === 0 ? {} : { tierPart: { kind: "microvm" as const, secrets } }),
   };
 }
 

@@ -2,11 +2,11 @@
 // the VM (create, start, or an exec that starts a stopped one); the guest sees only `$MSB_ENV`, and msb's
 // TLS interception (on as soon as there is a secret) swaps the value in for requests to those hosts.
 // The value is never in msb's argv or its stored config (checked against 0.6.18's inspect output).
-import type { VmSpec } from "../driver";
+import { microvmSecretsOf, type MicrovmSecret, type VmSpec } from "../driver";
 import { asArray, asRecord, asString } from "./json-guards";
 import { InvalidSpecError } from "./spec-checks";
 
-export type MsbSecret = NonNullable<VmSpec["secrets"]>[number];
+export type MsbSecret = MicrovmSecret;
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 const HOST = /^(\*\.)?[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
@@ -25,7 +25,7 @@ function hostsOf(secret: MsbSecret): string[] {
 }
 
 function checked(spec: VmSpec): MsbSecret[] {
-  const secrets = [...(spec.secrets ?? [])].sort((a, b) => a.env.localeCompare(b.env));
+  const secrets = [...microvmSecretsOf(spec)].sort((a, b) => a.env.localeCompare(b.env));
   for (const [i, secret] of secrets.entries()) {
     if (!ENV_NAME.test(secret.env)) throw new InvalidSpecError(`secret env name ${JSON.stringify(secret.env)} must match ${ENV_NAME.source}`);
     if (secrets[i - 1]?.env === secret.env) throw new InvalidSpecError(`secret ${secret.env} is listed twice`);

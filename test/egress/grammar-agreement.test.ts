@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
+import { TIERS } from "../../runtime/tiers/index";
 import { checkNetworkPolicy } from "../../app/services/network-policy";
 import { formatAllowEntry, NETWORK_KEYWORDS, parseAllowEntry } from "../../egress/allow-entry";
 import { CLOSED_RANGES } from "../../egress/address-ranges";
@@ -93,9 +94,9 @@ describe("one grammar: API, proxy, msb builder", () => {
       fc.property(entry, (text) => {
         const policy = allowlist(text);
         const grammar = parseAllowEntry(text).ok;
-        const apiLocal = accepts(() => checkNetworkPolicy(policy, "local"));
+        const apiLocal = accepts(() => checkNetworkPolicy(policy, TIERS.container));
         const proxy = accepts(() => compilePolicy(policy));
-        const apiMsb = accepts(() => checkNetworkPolicy(policy, "msb"));
+        const apiMsb = accepts(() => checkNetworkPolicy(policy, TIERS.microvm));
         const builder = accepts(() => buildNetworkArgs(policy));
         expect({ text, apiLocal, proxy }).toEqual({
           text,
@@ -111,7 +112,7 @@ describe("one grammar: API, proxy, msb builder", () => {
           const parsed = parseAllowEntry(text);
           const problem = parsed.ok ? msbEntryProblem(parsed.value) : null;
           expect(problem).not.toBeNull();
-          expect(() => checkNetworkPolicy(policy, "msb")).toThrow(problem!);
+          expect(() => checkNetworkPolicy(policy, TIERS.microvm)).toThrow(problem!);
           expect(() => buildNetworkArgs(policy)).toThrow(problem!);
         } else {
           counts.accepted++;

@@ -61,10 +61,10 @@ describe("on msb (its driver pulls OCI references itself)", () => {
     const images = createImageService({
       repo: createImagesRepo(db),
       maxImageBytes: () => 1024 * 1024 * 1024,
-      runtime: "msb",
+      family: "oci",
       builtInRootfs: "/nonexistent",
       cacheDir: `${dataDir}/images`,
-      msbDefaultImage: "debian:bookworm-slim",
+      defaultOciImage: "debian:bookworm-slim",
       events: createEventBus(),
       log: createLogger("silent"),
       choosers: () => new Map(),
@@ -72,7 +72,7 @@ describe("on msb (its driver pulls OCI references itself)", () => {
     });
     expect(await images.bootImage({ kind: "oci", reference: "127.0.0.1:5000/team/node:22" })).toBe("127.0.0.1:5000/team/node:22");
     expect(await images.bootImage({ kind: "recipe", packages: [] })).toBe("debian:bookworm-slim");
-    expect(() => imageNormalizerFor("msb")({ kind: "recipe", packages: ["jq"] })).toThrow(/extra packages need the local runtime/);
+    expect(() => imageNormalizerFor("oci")({ kind: "recipe", packages: ["jq"] })).toThrow(/extra packages need the local runtime/);
     expect(images.list()).toEqual([]);
     db.close();
     rmSync(dataDir, { recursive: true, force: true });

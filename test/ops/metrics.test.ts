@@ -2,6 +2,7 @@
 // event, per-VM CPU, memory, pids and disk read at scrape time (and gone with the VM), `promtool check
 // metrics` clean (Debian's prometheus package, installed by scripts/install-test-deps.sh); and the stats
 // routes the `stats` command reads.
+import { TIERS } from "../../runtime/tiers/index";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -116,7 +117,7 @@ describe("the scrape config in docs/operating.md", () => {
 
 describe("vm stats without cgroups", () => {
   test("msb runtime → available false, the reason names msb, every number null", async () => {
-    const stats = createVmStats({ driver: createDriver({ kind: "msb" }), runtimeName: "msb", vms: () => [{ ...newRecord("ocm-session-aaaaaaaaaaaa", "ses_x", 0), status: "running" }] });
+    const stats = createVmStats({ driver: createDriver({ kind: "msb" }), noUsageReason: TIERS.microvm.unmeasured!, vms: () => [{ ...newRecord("ocm-session-aaaaaaaaaaaa", "ses_x", 0), status: "running" }] });
     const view = await stats.of("ocm-session-aaaaaaaaaaaa");
     expect(view).toMatchObject({ available: false, cpuSeconds: null, memoryBytes: null, pids: null, diskUsedBytes: null });
     expect(view.reason).toContain("msb runtime does not report per-VM usage");

@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { attest, buildCreateArgs, InvalidSpecError, MsbDriver, parseInspect } from "../../runtime/msb";
+import { microvmSecretsOf } from "../../runtime/driver";
 import { buildSecretArgs, readSecrets, secretEnvOf } from "../../runtime/msb/secret-args";
 import secretsFixture from "./fixtures/inspect-secrets-0.6.18.json";
 import { inspectJsonFor, makeFakeMsb, removeFakeMsbs, sampleSpec } from "./fake-msb-harness";
@@ -18,15 +19,15 @@ const secrets = [
 
 describe("secret args", () => {
   test("secrets → one sorted --secret=ENV@HOSTS each, ports dropped (msb matches names), never a value", () => {
-    const args = buildCreateArgs(sampleSpec({ secrets }));
+    const args = buildCreateArgs(sampleSpec({ tierPart: { kind: "microvm", secrets } }));
     expect(args.filter((a) => a.startsWith("--secret"))).toEqual(["--secret=SANDBOX_SECRET_A@github.com", "--secret=SANDBOX_SECRET_B@*.example.org,api.example.com"]);
     expect(args.join(" ")).not.toContain(VALUE);
-    expect(secretEnvOf(sampleSpec({ secrets }))).toEqual({ SANDBOX_SECRET_A: "other-value-0123456789", SANDBOX_SECRET_B: VALUE });
+    expect(secretEnvOf(sampleSpec({ tierPart: { kind: "microvm", secrets } }))).toEqual({ SANDBOX_SECRET_A: "other-value-0123456789", SANDBOX_SECRET_B: VALUE });
   });
 
   test("a bad env name, a twice-listed secret, a host msb refuses → InvalidSpecError", () => {
     for (const bad of [[{ env: "lower", hosts: ["a.com"], value: "x" }], [secrets[0]!, secrets[0]!], [{ env: "S", hosts: ["a.com,b.com"], value: "x" }], [{ env: "S", hosts: [], value: "x" }]]) {
-      expect(() => buildSecretArgs(sampleSpec({ secrets: bad }))).toThrow(InvalidSpecError);
+      expect(() => buildSecretArgs(sampleSpec({ tierPart: { kind: "microvm", secrets: bad } }))).toThrow(InvalidSpecError);
     }
   });
 
@@ -37,9 +38,9 @@ describe("secret args", () => {
     ]);
     // The fixture's network rules were written by hand, not in the builder's layout: only secrets are compared.
     const info = { ...parseInspect(secretsFixture, "sec1"), anomalies: [] };
-    const spec = { ...info.spec, secrets: [{ env: "GIT_X", hosts: ["github.com"], value: "v" }, { env: "SANDBOX_SECRET_A", hosts: ["*.example.org", "api.example.com:443"], value: "w" }] };
+    const spec = { ...info.spec, tierPart: { kind: "microvm" as const, secrets: [{ env: "GIT_X", hosts: ["github.com"], value: "v" }, { env: "SANDBOX_SECRET_A", hosts: ["*.example.org", "api.example.com:443"], value: "w" }] } };
     expect(attest(spec, info)).toEqual({ ok: true });
-    expect(attest({ ...spec, secrets: [] }, info)).toMatchObject({ ok: false, mismatches: [expect.stringContaining("secrets:")] });
+    expect(attest({ ...spec, tierPart: { kind: "microvm", secrets: [] } }, info)).toMatchObject({ ok: false, mismatches: [expect.stringContaining("secrets:")] });
   });
 });
 
@@ -48,7 +49,7 @@ afterAll(removeFakeMsbs);
 describe("fake msb: the value reaches msb's env only, on every call that may boot", () => {
   test("create, start and exec of a VM with secrets → each call's env has the values; argv never; another VM → none", async () => {
     const fake = makeFakeMsb();
-    const spec = sampleSpec({ secrets });
+    const spec = sampleSpec({ tierPart: { kind: "microvm", secrets } });
     const other = sampleSpec({ name: "ocm-session-other0000000" });
     fake.setScenario({ create: [{}], start: [{}], exec: [{ stdout: "ok" }], inspect: [{ stdout: inspectJsonFor(spec) }, { stdout: inspectJsonFor(other) }] });
     const driver = fake.driver();
@@ -85,14 +86,14 @@ function filesUnder(dir: string): string[] {
 
 describe("real msb", () => {
   test.skipIf(skip !== "")(`create with --secret → config holds the names and hosts, no value anywhere in MSB_HOME; start needs the value in its env${skip}`, async () => {
-    const spec = sampleSpec({ name: "ocm-session-secrets01", image: rootfs, mounts: [], volume: { name: "ocm-vol-secrets01" }, network: { mode: "allowlist", allow: ["api.example.com:443"] }, secrets });
+    const spec = sampleSpec({ name: "ocm-session-secrets01", image: rootfs, mounts: [], volume: { name: "ocm-vol-secrets01" }, network: { mode: "allowlist", allow: ["api.example.com:443"] }, tierPart: { kind: "microvm", secrets } });
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", MSB_HOME: home, NO_COLOR: "1" };
     // Setup only: a volume that exists before create makes msb keep the record when the boot fails here.
     expect(Bun.spawnSync([binary!, "volume", "create", spec.volume.name, "--quiet"], { env }).exitCode).toBe(0);
     const driver = new MsbDriver({ msbHome: home });
     expect(await driver.create(spec).catch((e) => e)).toMatchObject({ code: "UNAVAILABLE" });
     const info = await driver.inspect(spec.name);
-    expect(info?.spec.secrets?.map((s) => s.env)).toEqual(["SANDBOX_SECRET_A", "SANDBOX_SECRET_B"]);
+    expect(microvmSecretsOf(info!.spec).map((s) => s.env)).toEqual(["SANDBOX_SECRET_A", "SANDBOX_SECRET_B"]);
     expect(attest(spec, info!)).toEqual({ ok: true });
     for (const file of filesUnder(home)) expect(readFileSync(file).includes(VALUE)).toBe(false);
     // msb checks the env before it boots: a driver that was never given the spec cannot start it.

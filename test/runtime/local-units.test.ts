@@ -153,7 +153,7 @@ describe("spec validation", () => {
   test("allowlist or open network without an egress proxy socket → refused (no other route out)", () => {
     expect(reason(baseSpec(image, { network: { mode: "allowlist", allow: ["example.org"] } }))).toContain("needs an egress proxy socket");
     expect(reason(baseSpec(image, { network: { mode: "all" } }))).toContain("needs an egress proxy socket");
-    expect(reason(baseSpec(image, { network: { mode: "all" }, egressSocket: "relative/proxy.sock" }))).toContain("needs an egress proxy socket");
+    expect(reason(baseSpec(image, { network: { mode: "all" }, tierPart: { kind: "embedded", egressSocket: "relative/proxy.sock" } }))).toContain("needs an egress proxy socket");
   });
 
   test("bad names, resources, image or mounts → a reason naming the field", () => {

@@ -5,11 +5,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../../app/db/open";
-import { createEventBus } from "../../app/events/event-bus";
 import { createLogger } from "../../app/log";
 import { createCredentials } from "../../app/services/credentials";
 import { createExecService } from "../../app/services/exec";
 import { createServices } from "../../app/services/index";
+import { egressSocketOf, microvmSecretsOf } from "../../runtime/driver";
+import { TIERS } from "../../runtime/tiers/index";
 import type { IsolationTier } from "../../runtime/isolation";
 import { makeTempDir, TEST_HOST } from "../helpers";
 
@@ -39,9 +40,8 @@ async function prepared(tier: IsolationTier) {
     ...services,
     images: { bootImage: async () => "debian:bookworm-slim" },
     sharedDirs: [],
-    placeIsolation: () => ({ tier, reason: "test" }),
+    placeIsolation: () => ({ tier: TIERS[tier], reason: "test" }),
     egress: { socketPathFor: (vm: string) => join(dir, "egress", vm, "proxy.sock") } as never,
-    events: createEventBus(),
     supervisor: {} as never,
     metrics: {} as never,
     credentials,
@@ -54,10 +54,10 @@ async function prepared(tier: IsolationTier) {
 describe("exec egress per tier", () => {
   test("microvm (msb) → no HTTP_PROXY, no egress socket, no manager CA; only the granted secret, as $MSB_ placeholder and msb secret", async () => {
     const p = await prepared("microvm");
-    expect(p.spec.egressSocket).toBeUndefined();
+    expect(egressSocketOf(p.spec)).toBeUndefined();
     expect(p.spec.trustDir).toBeUndefined();
     expect(Object.keys(p.command.env).filter((k) => /proxy|SSL_CERT|CA_BUNDLE|CA_CERTS|CAINFO/i.test(k))).toEqual([]);
-    expect(p.spec.secrets).toEqual([{ env: "SANDBOX_SECRET_DEPLOY_KEY", hosts: ["deploy.example.com"], value: "deploy-value-0123456789" }]);
+    expect(microvmSecretsOf(p.spec)).toEqual([{ env: "SANDBOX_SECRET_DEPLOY_KEY", hosts: ["deploy.example.com"], value: "deploy-value-0123456789" }]);
     expect(p.command.env.DEPLOY_KEY).toBe("$MSB_SANDBOX_SECRET_DEPLOY_KEY");
     expect(p.command.env.OTHER_KEY).toBeUndefined();
     expect(p.proxyRules).toEqual([]);
@@ -66,10 +66,10 @@ describe("exec egress per tier", () => {
 
   test("container → the host proxy: HTTP_PROXY, the egress socket, the manager CA, the proxy's rule; no msb secrets", async () => {
     const p = await prepared("container");
-    expect(p.spec.egressSocket).toEndWith("proxy.sock");
+    expect(egressSocketOf(p.spec)).toEndWith("proxy.sock");
     expect(p.spec.trustDir).toBeDefined();
     expect(p.command.env.HTTPS_PROXY).toBe("http://127.0.0.1:3128");
-    expect(p.spec.secrets).toBeUndefined();
+    expect(microvmSecretsOf(p.spec)).toEqual([]);
     expect(p.proxyRules.map((r) => r.name)).toEqual(["DEPLOY_KEY"]);
   });
 });

@@ -5,6 +5,7 @@ import { rmSync } from "node:fs";
 import { openDatabase } from "../../app/db/open";
 import { NetworkPolicyInvalidError } from "../../app/errors";
 import { createServices } from "../../app/services/index";
+import { TIERS } from "../../runtime/tiers/index";
 import { makeTempDir, TEST_HOST } from "../helpers";
 
 const dirs: string[] = [];
@@ -16,7 +17,7 @@ afterEach(() => {
 function services(msbFor: readonly string[]) {
   const dir = makeTempDir();
   dirs.push(dir);
-  const s = createServices({ db: openDatabase(dir), host: TEST_HOST, envDefaults: {}, networkBackendFor: (choice) => (msbFor.includes(choice) ? "msb" : undefined) });
+  const s = createServices({ db: openDatabase(dir), host: TEST_HOST, envDefaults: {}, networkTierFor: (choice) => (msbFor.includes(choice) ? TIERS.microvm : undefined) });
   s.sessions.register({ id: "ses_root", directory: dir });
   return s;
 }

@@ -2,7 +2,7 @@
 // msb's placeholders instead of the host proxy's, and no proxy variable or manager CA appears.
 import { describe, expect, test } from "bun:test";
 import { createCredentials } from "../../app/services/credentials";
-import { msbForwarding } from "../../app/services/msb-egress";
+import { msbForwarding } from "../../runtime/tiers/microvm";
 import { createLogger } from "../../app/log";
 
 const credentials = createCredentials({
