@@ -44,7 +44,6 @@ const work = mkdtempSync(join(tmpdir(), "ss-bench-images-"));
 // The VMs run as unprivileged uids that must traverse down to their state dir (and the pulled image).
 chmodSync(work, 0o711);
 const driver = createLocalDriver({ stateDir: join(work, "state"), rootfsDir: defaultImage, cgroupParent: CGROUP_PARENT });
-const quiet: ExecSink = { stdout() {}, stderr() {} };
 let n = 0;
 const spec = (image: string): VmSpec => {
   const name = `bench-img-${process.pid}-${++n}`;

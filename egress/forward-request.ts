@@ -12,7 +12,7 @@ import { buildUpstreamRequest } from "./request-rewrite";
 import { ResponseRewriter } from "./response-rewriter";
 import { SecretRedactor } from "./secret-redactor";
 import { compileSecrets, redactionPatterns, secretsForTarget, type CompiledSecret, type SecretRule } from "./secrets";
-import type { ConnectionContext } from "./handle-connection";
+import type { ConnectionContext } from "./connection-context";
 
 export type HttpRequest = { head: RequestHead; target: EgressTarget; originForm: string; rest: Buffer };
 

@@ -1,54 +1,16 @@
 // One guest connection: parse, check name, resolve once, check addresses, connect, then tunnel or forward.
 import type { Socket } from "node:net";
-import type { EgressLogger as Logger } from "./logger";
 import { answer, currentSecrets, forwardPrepared, prepareHttp, refuse, type PreparedHttp } from "./forward-request";
 import { parseRequestHead, type RequestHead } from "./http-head";
-import { interceptTunnel, needsInterception, type Interception } from "./intercept";
+import type { ConnectionContext, Interception } from "./connection-context";
+import { interceptTunnel, needsInterception } from "./intercept";
 import { parseIp } from "./ip-address";
-import { checkAddress, checkName, compilePolicyLenient, formatTarget, type CompiledPolicy, type Decision, type Denial, type EgressTarget, type Policy } from "./policy";
+import { checkAddress, checkName, compilePolicyLenient, formatTarget, type CompiledPolicy, type Decision, type Denial, type EgressTarget } from "./policy";
 import { deniedResponse, plainResponse } from "./proxy-responses";
 import { HeadReadError, readHead } from "./read-head";
-import type { SecretRule } from "./secrets";
 import { parseAbsoluteUrl, parseAuthority } from "./target";
 import { runTunnel } from "./tunnel";
-import { UpstreamError, connectFirst, resolveTarget, type Resolver } from "./upstream";
-import type { SecretDestinations } from "./secret-destinations";
-
-export type EgressLimits = {
-  /** Request and response heads larger than this get 431 / 502. */
-  maxHeadBytes: number;
-  headTimeoutMs: number;
-  resolveTimeoutMs: number;
-  connectTimeoutMs: number;
-  /** A tunnel or forward with no bytes either way for this long is closed. */
-  idleTimeoutMs: number;
-  /** After the response, unread guest bytes are drained this long before the socket is destroyed. */
-  lingerMs: number;
-  maxConnections: number;
-  /** Allowed addresses tried in order before giving up. */
-  maxConnectAttempts: number;
-};
-
-export type ConnectionContext = {
-  policy: () => Policy;
-  resolve: Resolver;
-  secrets: () => readonly SecretRule[];
-  hostAddresses: () => readonly string[];
-  howToAllow: string;
-  log: Logger;
-  limits: EgressLimits;
-  /** Registers an upstream socket so closing the proxy can destroy it. */
-  track: (socket: Socket) => void;
-  /** Told which secrets went out in a request, and to which host (names only; counted per session). */
-  onSubstituted: (names: string[], host: string) => void;
-  /**
-   * TLS interception for CONNECTs to hosts that receive secrets. Without it such a CONNECT is refused:
-   * an opaque tunnel would let the guest read a stored value back unredacted.
-   */
-  interception?: Interception;
-  /** Where the hosts that receive secrets live (secret-destinations.ts): one per proxy. */
-  secretDestinations: SecretDestinations;
-};
+import { UpstreamError, connectFirst, resolveTarget } from "./upstream";
 
 type Request = { head: RequestHead; target: EgressTarget; originForm: string | null; rest: Buffer };
 

@@ -6,7 +6,7 @@
 import type { Socket } from "node:net";
 import { createSecureContext, TLSSocket } from "node:tls";
 import { answer, forwardPrepared, prepareHttp, refuse } from "./forward-request";
-import type { ConnectionContext } from "./handle-connection";
+import type { ConnectionContext, Interception } from "./connection-context";
 import { parseRequestHead } from "./http-head";
 import { parseIp } from "./ip-address";
 import { formatTarget, type EgressTarget } from "./policy";
@@ -17,13 +17,6 @@ import type { CompiledSecret } from "./secrets";
 import { ESTABLISHED } from "./tunnel";
 import { UpstreamError } from "./upstream";
 import { secureUpstream } from "./upstream-tls";
-
-export type Interception = {
-  /** A certificate for `host` signed by the CA every guest trusts (cached by the CA). */
-  leafFor(host: string): Promise<{ certPem: string; keyPem: string }>;
-  /** The roots an upstream's certificate is verified against: the host's store plus SANDBOX_EXTRA_CA_FILE. */
-  upstreamRoots: readonly string[];
-};
 
 /**
  * A tunnel is opened up when any secret rule names its host, on any port: a value stored through one

@@ -30,6 +30,8 @@ export type ConfiguredSecret = Schemas["ConfiguredSecret"];
 export type SandboxSettings = Schemas["SandboxSettings"];
 export type SandboxSettingsPatch = Schemas["SandboxSettingsPatch"];
 export type ExecHistoryEntry = Schemas["ExecHistoryEntry"];
+/** One line of a command's NDJSON stream (POST /api/sessions/:id/exec), its output base64. */
+export type ExecStreamEvent = Schemas["ExecStreamEvent"];
 /** One event of GET /api/events: VMs, commands, images, secrets, sessions, toggles, settings. */
 export type SandboxEvent = Schemas["SandboxEvent"];
 export type Vm = Schemas["Vm"];

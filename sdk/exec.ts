@@ -1,5 +1,6 @@
 // Running commands through the manager: an async iterator over the NDJSON exec stream, and run() which
 // collects it. Uses fetch directly: the stream is long-lived and must not carry the API call timeout.
+import type { ExecStreamEvent } from "./api-types";
 import { ManagerUnreachableError, SandboxError, toSdkError, UnexpectedResponseError } from "./errors";
 
 /** `cwd` defaults to the session's directory; `callID` (default: a new ULID, in `started`) names it for a cancel. */
@@ -13,14 +14,8 @@ export type ExecEvent =
 
 export type RunResult = { exitCode: number; stdout: string; stderr: string; timedOut: boolean; cancelled: boolean; vmName: string };
 
-type WireEvent =
-  | { type: "started"; vmName: string; callID: string | null }
-  | { type: "stdout"; data: string }
-  | { type: "stderr"; data: string }
-  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
-  | { type: "error"; code: string; message: string }
-  /** Sent every 15 s while a command is quiet, for proxies in between; skipped here. */
-  | { type: "heartbeat" };
+/** One line of the exec stream, as the manager's OpenAPI document describes it (heartbeats: every 15 s while a command is quiet, for proxies in between; skipped here). */
+type WireEvent = ExecStreamEvent;
 
 /** Yields the exec's events; throws a typed error for a refusal or a runtime failure. Abort `signal` to cancel the command in the VM. */
 export async function* execStream(
@@ -53,12 +48,19 @@ export async function* execStream(
       while ((newline = buffered.indexOf("\n")) >= 0) {
         const event = JSON.parse(buffered.slice(0, newline)) as WireEvent;
         buffered = buffered.slice(newline + 1);
-        if (event.type === "heartbeat") continue;
-        if (event.type === "error") throw toSdkError(503, { code: event.code, message: event.message });
-        if (event.type === "stdout" || event.type === "stderr") {
-          yield { type: event.type, data: Uint8Array.from(Buffer.from(event.data, "base64")) } as ExecEvent;
-        } else yield event;
-        if (event.type === "exit") ended = true;
+        switch (event.type) {
+          case "heartbeat":
+            continue;
+          case "error":
+            throw toSdkError(503, { code: event.code, message: event.message });
+          case "stdout":
+          case "stderr":
+            yield { type: event.type, data: Uint8Array.from(Buffer.from(event.data, "base64")) } as ExecEvent;
+            continue;
+          default:
+            yield event;
+            if (event.type === "exit") ended = true;
+        }
       }
     }
   } catch (error) {

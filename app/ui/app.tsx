@@ -13,7 +13,6 @@ import { VmsPage } from "./pages/vms";
 
 const PAGES = { overview: "Overview", sessions: "Sessions", vms: "VMs", activity: "Activity", settings: "Settings" } as const;
 type Page = keyof typeof PAGES;
-export type PageProps = { tick: number; feed: EventSourceMessage[] };
 
 const pageFromHash = (): Page => {
   const name = location.hash.slice(1);

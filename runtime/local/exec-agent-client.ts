@@ -16,13 +16,9 @@ import type { Socket } from "bun";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
 import { killCgroupBy, moveIntoCgroup, processesIn } from "./cgroup-tree";
 import type { DriverContext } from "./context";
-import { CANCEL_GRACE_MS, superviseExec } from "./exec";
+import { CANCEL_GRACE_MS, superviseExec } from "./exec-supervision";
 import type { VmRecord } from "./vm-store";
 import { procStatFields } from "../proc-stat";
-
-/** Where the agent program is in every guest (on the VM's /run tmpfs, like its init), and its listener's fd. */
-export const GUEST_EXEC_AGENT = "/run/vm-exec-agent";
-export const AGENT_LISTENER_FD = 3;
 
 /** Nothing of the command ran: the caller runs it with `crun exec` instead. */
 export const AGENT_UNAVAILABLE = Symbol("exec agent unavailable");

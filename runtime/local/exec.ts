@@ -14,18 +14,13 @@ import { readLog } from "./crun";
 import type { DriverContext } from "./context";
 import { handEgressSocketToVm } from "./egress-socket";
 import { AGENT_UNAVAILABLE, placeHandler, type PlacedHandler } from "./exec-agent-client";
+import { superviseExec } from "./exec-supervision";
 import { holdStartupOutput } from "./startup-hold";
 import { defaultEnv, guestProcess } from "./oci-config";
 import type { VmRecord } from "./vm-store";
 
 /** After the command exits, how long output still held open by its background children is read. */
 const DRAIN_AFTER_EXIT_MS = 100;
-/**
- * How long a cancelled exec's runtime process may take to notice its command died before it is SIGKILLed too;
- * also how long the rest of a command whose agent handler was killed may take to die (exec-agent-client.ts).
- */
-export const CANCEL_GRACE_MS = 5000;
-
 /**
  * How long the output's consumer has kept a command's pumps waiting for room: time the pumps could not read
  * does not count against the drain after exit, or a slow client would cost the output's tail.
@@ -62,42 +57,6 @@ function pump(stream: ReadableStream<Uint8Array>, write: (chunk: Uint8Array) => 
     }
   })().catch(() => {});
   return { done, stop: () => void reader.cancel().catch(() => {}) };
-}
-
-export type CancelReason = "timeout" | "abort";
-
-/**
- * Watches the runtime process of one exec: on the request's timeout or abort (the first of them), `kill`
- * ends the command's whole tree by `deadline`; past it the runtime process itself is SIGKILLed. `disarm`
- * when the exec is over.
- */
-export function superviseExec(
-  proc: { exited: Promise<number>; kill(signal: "SIGKILL"): void },
-  request: ExecRequest,
-  kill: (running: () => boolean, deadline: number) => Promise<void>,
-): { exitCode: Promise<number>; cancelReason: () => CancelReason | undefined; cancelled: () => Promise<void>; disarm: () => void } {
-  let exited = false;
-  const exitCode = proc.exited.finally(() => (exited = true));
-  let reason: CancelReason | undefined;
-  let cancelling: Promise<void> = Promise.resolve();
-  const cancel = (why: CancelReason) => {
-    if (reason || exited) return;
-    reason = why;
-    cancelling = (async () => {
-      await kill(() => !exited, performance.now() + CANCEL_GRACE_MS);
-      if (!exited) proc.kill("SIGKILL");
-    })();
-  };
-  const timer = request.timeoutMs !== undefined ? setTimeout(() => void cancel("timeout"), request.timeoutMs) : undefined;
-  const onAbort = () => void cancel("abort");
-  request.signal?.addEventListener("abort", onAbort, { once: true });
-  if (request.signal?.aborted) onAbort();
-  const disarm = () => {
-    clearTimeout(timer);
-    request.signal?.removeEventListener("abort", onAbort);
-  };
-  // `cancelled`: settles once a cancellation's kill is over (at once when there was none).
-  return { exitCode, cancelReason: () => reason, cancelled: () => cancelling, disarm };
 }
 
 /**

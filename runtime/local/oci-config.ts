@@ -8,7 +8,10 @@ import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
 import { SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
 import { vmSeccompProgramBase64 } from "./vm-seccomp";
 import { vmInotifyHook, type OciHook } from "./inotify-limits";
-import { AGENT_LISTENER_FD, GUEST_EXEC_AGENT } from "./exec-agent-client";
+
+/** Where the exec agent program is in every guest (on the VM's /run tmpfs, like its init), and its listener's fd (exec-agent-client.ts). */
+export const GUEST_EXEC_AGENT = "/run/vm-exec-agent";
+export const AGENT_LISTENER_FD = 3;
 
 export type OciMount = { destination: string; type: string; source: string; options?: string[] };
 

@@ -1,7 +1,7 @@
 // Rejects a VmSpec the local runtime cannot honour, with a message that says what to change.
 import { fileExistsInRoot } from "./rootfs";
-import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
 import { egressSocketOf, MIN_DISK_MIB, RuntimeError, TRUST_BUNDLE_FILE, type VmSpec } from "../driver";
 import { isValidName } from "./state-paths";
 

@@ -1,7 +1,7 @@
 // The exec API end to end over the real local runtime: VM per root, child sharing, isolation between
 // roots, the command byte for byte, not-sandboxed refusals, cwd rules, spec change, toggles, deletes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { NotSandboxedError, CwdOutsideMountsError } from "../../sdk/index";
 import { eventually, makeActorFixture, type ActorFixture } from "./fixture";

@@ -4,8 +4,7 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChunkedDecoder } from "../../egress/chunked-decoder";
-import type { EgressLimits } from "../../egress/handle-connection";
-import type { Interception } from "../../egress/intercept";
+import type { EgressLimits, Interception } from "../../egress/connection-context";
 import type { Policy } from "../../egress/policy";
 import { startEgressProxy, type EgressProxy } from "../../egress/proxy";
 import type { SecretRule } from "../../egress/secrets";

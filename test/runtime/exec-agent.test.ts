@@ -14,7 +14,7 @@ import type { Socket } from "bun";
 import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { listSubCgroups, processesIn } from "../../runtime/local/cgroup-tree";
 import type { VmSpec } from "../../runtime/driver";
-import { createLocalDriver, type LocalDriver } from "../../runtime/local/index";
+import { createLocalDriver } from "../../runtime/local/index";
 import { eventually } from "../actors/fixture";
 import { run, sh } from "./exec-capture";
 import { expectNoLeaksAndCleanUp, makeLocalFixture, type LocalFixture } from "./local-target";

@@ -112,4 +112,5 @@ export async function shellIsTyped() {
 // to the server's own types, so neither can drift without tsc saying so.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const errorCodesMatchTheServer: Same<ErrorCode, import("../../sdk/index").ErrorCode> = true;
+export const execStreamEventsMatchTheServer: Same<import("../../app/routes/exec").ExecStreamEvent, import("../../sdk/index").ExecStreamEvent> = true;
 export const eventsMatchTheServer: Same<import("../../app/events/event-bus").SandboxEvent, import("../../sdk/index").SandboxEvent> = true;

@@ -1,7 +1,7 @@
 /** @jsxImportSource preact */
 // Activity: the live event feed, and a session's recent commands from its exec history.
 import { useState } from "preact/hooks";
-import type { PageProps } from "../app";
+import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { when } from "../format";
 import { useApi } from "../use-api";

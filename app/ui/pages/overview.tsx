@@ -1,6 +1,6 @@
 /** @jsxImportSource preact */
 // Overview: is sandboxing on, which runtime and why, running VMs against the cap, the host, doctor problems.
-import type { PageProps } from "../app";
+import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { useApi } from "../use-api";
 

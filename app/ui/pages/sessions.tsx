@@ -2,7 +2,7 @@
 // Sessions: the tree (root → children, forks marked) and, per root, its sandbox: toggle, resources, VM.
 import { useState } from "preact/hooks";
 import { api, ApiError, describeError } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { image, network, when, type ImageChoice, type NetworkPolicy } from "../format";
 import { useApi } from "../use-api";

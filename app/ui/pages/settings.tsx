@@ -2,7 +2,7 @@
 // Settings: one small form per server-wide setting, each with Save and a reset to its default (PATCH null).
 import { useState } from "preact/hooks";
 import { api, describeError } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { image, network, type ImageChoice, type NetworkPolicy } from "../format";
 import { useApi } from "../use-api";

@@ -2,7 +2,7 @@
 // VMs: status, spec, running commands, usage from /api/vms/stats, use times, and removal with confirmation.
 import { useState } from "preact/hooks";
 import { api, describeError } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { bytes, when } from "../format";
 import { useApi } from "../use-api";
