@@ -14,7 +14,7 @@ export type Config = {
   envMemoryMib: number | undefined;
   envExecTimeoutMs: number | undefined;
   logLevel: LogLevel;
-  /** SANDBOX_RUNTIME as given (auto|local|msb); runtime/select.ts validates it. */
+  /** SANDBOX_RUNTIME as given; runtime/select.ts validates it. */
   runtime: string | undefined;
   /** The guest root filesystem for the local runtime; default: the cached build of scripts/build-rootfs.sh. */
   rootfsDir: string | undefined;
@@ -29,12 +29,12 @@ export type Config = {
   extraCaFile: string | undefined;
   /** Shared OpenCode directories mounted into every VM (SANDBOX_SHARED_DIRS, colon-separated absolute paths). */
   sharedDirs: string[];
-  msbPath: string | undefined;
-  /** The OCI image msb VMs boot (SANDBOX_MSB_IMAGE); the local runtime uses the rootfs instead. */
-  msbImage: string;
+  microvmRuntimePath: string | undefined;
+  /** The OCI image microvm VMs boot (SANDBOX_MSB_IMAGE); the tiers that boot root filesystems use the rootfs instead. */
+  defaultOciImage: string;
   /** The cgroup (in every hierarchy) under which the local runtime puts its VMs. */
   cgroupParent: string | undefined;
-  /** SANDBOX_EXEC_AGENT=off: the local runtime runs every command with `crun exec` instead of its in-VM agent. */
+  /** SANDBOX_EXEC_AGENT=off: the container tier runs every command through its runtime's own exec instead of its in-VM agent. */
   execAgent: boolean;
   /**
    * Where the runtime keeps VM state and volumes. Not inside the data dir: the VMs' unprivileged host
@@ -122,8 +122,8 @@ export function loadConfig(env: Env): Config {
     aptSources: env.SANDBOX_APT_SOURCES || undefined,
     extraCaFile: absolutePath("SANDBOX_EXTRA_CA_FILE", env.SANDBOX_EXTRA_CA_FILE),
     sharedDirs: parseSharedDirs(env.SANDBOX_SHARED_DIRS),
-    msbPath: env.MSB_PATH || undefined,
-    msbImage: matching("SANDBOX_MSB_IMAGE", env.SANDBOX_MSB_IMAGE, IMAGE_REFERENCE, "give an OCI image reference such as debian:bookworm-slim") ?? "debian:bookworm-slim",
+    microvmRuntimePath: env.MSB_PATH || undefined,
+    defaultOciImage: matching("SANDBOX_MSB_IMAGE", env.SANDBOX_MSB_IMAGE, IMAGE_REFERENCE, "give an OCI image reference such as debian:bookworm-slim") ?? "debian:bookworm-slim",
     cgroupParent: matching("SANDBOX_CGROUP_PARENT", env.SANDBOX_CGROUP_PARENT, CGROUP_PATH, "use a relative cgroup path of letters, digits, '.', '_' and '-' such as session-sandbox"),
     runtimeDir: absolutePath("SANDBOX_RUNTIME_DIR", env.SANDBOX_RUNTIME_DIR) ?? defaultRuntimeDir(dataDir),
     execAgent: (matching("SANDBOX_EXEC_AGENT", env.SANDBOX_EXEC_AGENT, /^(on|off)$/, "use on (the default) or off") ?? "on") === "on",

@@ -40,7 +40,7 @@ async function start() {
   const ca = await loadOrCreateManagerCa(config.dataDir);
   const upstream = loadUpstreamRoots(config.extraCaFile);
   const rootfsDir = config.rootfsDir ?? defaultRootfsDir();
-  const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, msbPath: config.msbPath, cgroupParent: config.cgroupParent, execAgent: config.execAgent });
+  const runtime = await setUpRuntime({ runtimeDir: config.runtimeDir, rootfsDir, runtimeEnv: config.runtime, microvmRuntimePath: config.microvmRuntimePath, cgroupParent: config.cgroupParent, execAgent: config.execAgent });
   log.info("upstream TLS roots", { source: upstream.source });
   log.info("runtime selected", { runtime: runtime.status.name, reason: runtime.status.reason, tiers: runtime.tiers, runtimeDir: config.runtimeDir });
   const manager = createManager({
@@ -53,8 +53,8 @@ async function start() {
     driver: runtime.driverConfig,
     runtimeUnavailable: runtime.driverConfig ? undefined : runtime.status.reason,
     tiers: runtime.tiers,
-    // Each runtime boots its own kind of image: a rootfs directory (local) or an OCI reference (msb).
-    images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, defaultOciImage: config.msbImage, aptSources: config.aptSources },
+    // Each tier boots its own family of image: a rootfs directory or an OCI reference (runtime/tiers/).
+    images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, defaultOciImage: config.defaultOciImage, aptSources: config.aptSources },
     sharedDirs: config.sharedDirs,
     egressDir: join(config.runtimeDir, "egress"),
     ca,
@@ -109,8 +109,8 @@ async function start() {
 }
 
 /**
- * How long a graceful shutdown may take to stop the VMs: a local VM stops in milliseconds, msb gives its
- * guest 10 s; past this the manager exits anyway and the next start recovers what is left. Below the
+ * How long a graceful shutdown may take to stop the VMs: a container VM stops in milliseconds, a microVM's
+ * runtime gives its guest 10 s; past this the manager exits anyway and the next start recovers what is left. Below the
  * Compose file's stop_grace_period (30 s), so Docker's SIGKILL never cuts a shutdown that is on time.
  */
 const SHUTDOWN_LIMIT_MS = 25_000;

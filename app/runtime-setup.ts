@@ -25,7 +25,7 @@ export type RuntimeSetup = {
   defaultIsolation: IsolationChoice;
 };
 
-export type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; msbPath?: string; cgroupParent?: string; execAgent?: boolean };
+export type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; microvmRuntimePath?: string; cgroupParent?: string; execAgent?: boolean };
 
 function probeText(capability: Capability): string {
   if (capability.available) return capability.version;
@@ -66,7 +66,7 @@ export async function setUpRuntime(options: RuntimeOptions): Promise<RuntimeSetu
   const configs: { local: SingleDriverConfig; gvisor: SingleDriverConfig; msb: SingleDriverConfig } = {
     local: { kind: "local", stateDir: join(options.runtimeDir, "local"), rootfsDir: options.rootfsDir, cgroupParent: options.cgroupParent, execAgent: options.execAgent },
     gvisor: { kind: "gvisor", stateDir: join(options.runtimeDir, "gvisor"), rootfsDir: options.rootfsDir, cgroupParent: options.cgroupParent },
-    msb: { kind: "msb", msbPath: options.msbPath, msbHome: join(options.runtimeDir, "msb") },
+    msb: { kind: "msb", msbPath: options.microvmRuntimePath, msbHome: join(options.runtimeDir, "msb") },
   };
   const [local, gvisor, msb] = await Promise.all([configs.local, configs.gvisor, configs.msb].map(async (config) => (await createDriver(config)).probe()));
   const capabilities = { local: local!, gvisor: gvisor!, msb: msb! };

@@ -77,7 +77,7 @@ export const NetworkPolicy = t.Union([
 
 /** An isolation tier, or auto: the strongest tier that works on this host (GET /api/health lists them). */
 export const IsolationChoice = t.Union([t.Literal("auto"), t.Literal("container"), t.Literal("gvisor"), t.Literal("microvm")], {
-  description: "container: the embedded runtime (namespaces, cgroups, seccomp; shared kernel); gvisor: runsc's user-space kernel; microvm: msb (needs KVM); auto: the strongest that works here",
+  description: "container: the embedded runtime (namespaces, cgroups, seccomp; shared kernel); gvisor: gVisor's user-space kernel; microvm: a guest kernel of its own (needs KVM); auto: the strongest that works here",
 });
 
 /** A guest image: the built-in recipe plus extra Debian packages, or an OCI image reference. */

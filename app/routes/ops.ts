@@ -40,6 +40,6 @@ export function opsRoutes(events: EventBus, metrics: Metrics, doctor: () => Doct
     )
     .get("/api/doctor", () => doctor(), {
       response: { 200: t.Object({ ok: t.Boolean(), checks: t.Array(DoctorCheck) }), ...errors(401, 403) },
-      detail: { operationId: "getDoctorReport", summary: "Checks the runtime, KVM, msb, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix" },
+      detail: { operationId: "getDoctorReport", summary: "Checks the runtimes, KVM, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix" },
     });
 }

@@ -14,7 +14,7 @@ export const VmStats = t.Object(
     name: t.String(),
     rootSessionID: t.Nullable(t.String()),
     status: t.UnionEnum(["absent", "booting", "running", "stopping", "stopped", "removing"]),
-    available: t.Boolean({ description: "False when the runtime cannot report usage (msb, or no runtime); then every number is null" }),
+    available: t.Boolean({ description: "False when the runtime cannot report usage (a microVM's processes are not host cgroups, or no runtime); then every number is null" }),
     reason: t.Nullable(t.String({ description: "Why usage is not available" })),
     cpuSeconds: t.Nullable(t.Number({ minimum: 0, description: "Cumulative CPU time of the VM's processes; null unless it runs. Two reads give a CPU percentage" })),
     memoryBytes: bytes("Memory in use without reclaimable page cache (what `docker stats` shows), /tmp included; null unless it runs"),

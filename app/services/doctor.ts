@@ -9,13 +9,15 @@ import { inotifyHostCheck } from "../../runtime/local/inotify-limits";
 import { tokenPath } from "../auth-token";
 import type { RuntimeStatus } from "../routes/health";
 import { ISOLATION_TIERS, type TierAvailability } from "../../runtime/isolation";
+import type { RuntimeName } from "../../runtime/select";
+import { TIERS, tierOfRuntime } from "../../runtime/tiers/index";
 
 export type DoctorCheck = { name: string; ok: boolean; required: boolean; detail: string; fix: string | null };
 export type DoctorReport = { ok: boolean; checks: DoctorCheck[] };
 
 export type DoctorInputs = {
   runtime: RuntimeStatus;
-  capabilities: Partial<Record<"local" | "gvisor" | "msb", Capability>>;
+  capabilities: Partial<Record<RuntimeName, Capability>>;
   db: Database;
   dataDir: string;
   runtimeDir: string;
@@ -25,7 +27,7 @@ export type DoctorInputs = {
 
 const MIN_FREE_BYTES = 1024 ** 3;
 
-function capabilityCheck(name: "local" | "gvisor" | "msb", capability: Capability | undefined, required: boolean): DoctorCheck {
+function capabilityCheck(name: RuntimeName, capability: Capability | undefined, required: boolean): DoctorCheck {
   if (!capability) return { name: `runtime ${name}`, ok: false, required, detail: "not probed", fix: "restart the manager" };
   return {
     name: `runtime ${name}`,
@@ -36,7 +38,7 @@ function capabilityCheck(name: "local" | "gvisor" | "msb", capability: Capabilit
   };
 }
 
-/** The KVM probe's verdict (runtime/kvm-probe.ts, the one the msb driver uses). */
+/** The KVM probe's verdict (runtime/kvm-probe.ts, the one the microvm tier's driver uses). */
 function kvmCheck(required: boolean): DoctorCheck {
   const kvm = probeKvm();
   return { name: "kvm", ok: kvm.usable, required, detail: kvm.detail, fix: kvm.usable ? null : kvm.problems.map((problem) => problem.fix).join("; ") };
@@ -102,10 +104,9 @@ function tierChecks(tiers: TierAvailability | undefined): DoctorCheck[] {
 }
 
 export function runDoctor(inputs: DoctorInputs): DoctorReport {
-  // The embedded tiers (local, gvisor) share crun's cgroups, inotify limits and the root filesystem.
-  const usingLocal = inputs.runtime.name === "local" || inputs.runtime.name === "gvisor";
-  const usingGvisor = inputs.runtime.name === "gvisor";
-  const usingMsb = inputs.runtime.name === "msb";
+  const inUse = inputs.runtime.name ? tierOfRuntime(inputs.runtime.name as RuntimeName) : undefined;
+  // The tiers that boot root filesystems share the host's cgroups, inotify limits and the root filesystem.
+  const usingRootfs = inUse?.imageFamily === "rootfs";
   const checks: DoctorCheck[] = [
     {
       name: "runtime in use",
@@ -114,14 +115,12 @@ export function runDoctor(inputs: DoctorInputs): DoctorReport {
       detail: inputs.runtime.available ? `${inputs.runtime.name} (${inputs.runtime.version})` : "none: sandboxed commands are refused",
       fix: inputs.runtime.available ? null : inputs.runtime.reason,
     },
-    capabilityCheck("local", inputs.capabilities.local, inputs.runtime.name === "local"),
-    capabilityCheck("gvisor", inputs.capabilities.gvisor, usingGvisor),
-    capabilityCheck("msb", inputs.capabilities.msb, usingMsb),
+    ...Object.values(TIERS).map((tier) => capabilityCheck(tier.runtime, inputs.capabilities[tier.runtime], inputs.runtime.name === tier.runtime)),
     ...tierChecks(inputs.runtime.tiers),
-    kvmCheck(usingMsb),
-    cgroupCheck(usingLocal),
-    inotifyCheck(usingLocal),
-    rootfsCheck(inputs.rootfsDir, usingLocal),
+    kvmCheck(inUse?.needsKvm ?? false),
+    cgroupCheck(usingRootfs),
+    inotifyCheck(usingRootfs),
+    rootfsCheck(inputs.rootfsDir, usingRootfs),
     diskCheck("data dir", inputs.dataDir),
     diskCheck("runtime dir", inputs.runtimeDir),
     databaseCheck(inputs.db),

@@ -40,7 +40,7 @@ export type Placement = { tier: Tier; reason: string } | { tier: undefined; reas
 
 /**
  * Git in the guest trusts every directory: a worktree's read-only `.git` pointer file is mounted without
- * an id mapping (crun cannot idmap a file), so it shows as owned by nobody, and git's ownership check
+ * an id mapping (the container runtime cannot idmap a file), so it shows as owned by nobody, and git's ownership check
  * would refuse the worktree. Inside the VM every file is the guest's anyway; the check protects hosts.
  * Command-line scope (GIT_CONFIG_PARAMETERS), where git honours safe.directory.
  */

@@ -117,7 +117,7 @@ export function createSessionSandboxService(
     if (!settings.get().enabled) throw new SandboxDisabledError();
     if (session.parentId !== null) throw new ChildSessionLockedError(id, sessions.rootOf(session).root.id);
     if (change.resources) checkResources(change.resources, host, "");
-    // The grammar, and what the tier the session runs in can enforce (msb for microvm): either change can break it.
+    // The grammar, and what the tier the session runs in can enforce (runtime/tiers/): either change can break it.
     if (change.network !== undefined || change.isolation !== undefined) {
       const current = get(id);
       const network = change.network === undefined ? current.network.effective : (change.network ?? settings.get().network);

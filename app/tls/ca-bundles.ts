@@ -64,8 +64,8 @@ export type CaBundlesOptions = {
   dir: string;
   ca: ManagerCa;
   /**
-   * Where the roots for `image` are read: the image's own root directory (local runtime), or `/` (msb,
-   * which pulls and boots the image itself, so the host's store stands in for the image's).
+   * Where the roots for `image` are read: the image's own root directory (a rootfs image), or `/` (an OCI
+   * image its runtime pulls and boots itself, so the host's store stands in for the image's).
    */
   storeRootFor(image: string): string;
 };

@@ -32,6 +32,7 @@ export function embeddedTier(name: "container" | "gvisor", runtime: RuntimeName)
     name,
     runtime,
     imageFamily: "rootfs",
+    needsKvm: false,
     // The host proxy enforces every entry of the allow-list grammar.
     networkProblems: () => [],
     wayOut({ network, forwarding, egressSocket, trustDir }) {

@@ -32,6 +32,7 @@ export const microvmTier: Tier = {
   name: "microvm",
   runtime: "msb",
   imageFamily: "oci",
+  needsKvm: true,
   // msb keeps its volumes itself: the disk quota is recorded, not enforced.
   unmeasured: "the msb runtime does not report per-VM usage (a microVM's processes are not host cgroups); use `msb metrics` on the host",
   networkProblems: msbAllowlistProblems,

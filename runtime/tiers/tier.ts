@@ -34,6 +34,8 @@ export type Tier = {
   /** The driver that runs this tier's VMs. */
   runtime: RuntimeName;
   imageFamily: ImageFamily;
+  /** Whether its VMs need the host's KVM. */
+  needsKvm: boolean;
   /**
    * Why the host cannot see inside this tier's VMs (no cgroups of theirs to read usage from, no home
    * volume of the host's to enforce the disk quota on), and what to use instead; absent: it can.

@@ -359,7 +359,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Checks the runtime, KVM, msb, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix */
+        /** Checks the runtimes, KVM, cgroups, the root filesystem, disk space, the database and the token; each problem with its fix */
         get: operations["getDoctorReport"];
         put?: never;
         post?: never;
@@ -2736,7 +2736,7 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "absent" | "booting" | "running" | "stopping" | "stopped" | "removing";
-                            /** @description False when the runtime cannot report usage (msb, or no runtime); then every number is null */
+                            /** @description False when the runtime cannot report usage (a microVM's processes are not host cgroups, or no runtime); then every number is null */
                             available: boolean;
                             /** @description Why usage is not available */
                             reason: string | null;
@@ -2795,7 +2795,7 @@ export interface operations {
                          * @enum {string}
                          */
                         status: "absent" | "booting" | "running" | "stopping" | "stopped" | "removing";
-                        /** @description False when the runtime cannot report usage (msb, or no runtime); then every number is null */
+                        /** @description False when the runtime cannot report usage (a microVM's processes are not host cgroups, or no runtime); then every number is null */
                         available: boolean;
                         /** @description Why usage is not available */
                         reason: string | null;
