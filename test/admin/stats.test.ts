@@ -1,7 +1,7 @@
 // `stats` end to end: the real manager over the real local runtime, the command run as `bun run --silent
 // stats` in a child process (table, --json, one VM, --watch ended by Ctrl-C), and its exported run(argv).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { run } from "../../scripts/cli/stats";
+import { run } from "../../cli/commands/stats";
 import { ROOT, parseJson, startAdminManager, type AdminManager } from "./fixture";
 
 type StatsJson = { vms: { name: string; rootSessionID: string | null; status: string; available: boolean; cpuPercent: number | null; memoryBytes: number | null; memoryLimitBytes: number | null; pids: number | null; diskUsedBytes: number | null; diskSizeBytes: number | null }[] };
@@ -51,7 +51,7 @@ describe("stats", () => {
   });
 
   test("--watch → a table every 2 s until Ctrl-C, then exit 0", async () => {
-    const proc = Bun.spawn(["bun", "scripts/cli/stats.ts", "--watch"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...m.env }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", "cli/session-sandbox.ts", "stats", "--watch"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...m.env }, stdout: "pipe", stderr: "pipe" });
     const reader = proc.stdout.getReader();
     const decoder = new TextDecoder();
     let text = "";

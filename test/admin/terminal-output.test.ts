@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, startAdminManager, type AdminManager } from "./fixture";
 
-const CLI = join(ROOT, "scripts/cli/session-sandbox.ts");
+const CLI = join(ROOT, "cli/session-sandbox.ts");
 const OSC52 = "\x1b]52;c;cHduZWQ=\x07";
 const SHOWN = "^[]52;c;cHduZWQ=^G";
 let admin: AdminManager;

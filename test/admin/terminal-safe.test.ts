@@ -1,6 +1,6 @@
 // What reaches the operator's terminal from text a guest controls: every control sequence visible, colors kept.
 import { describe, expect, test } from "bun:test";
-import { safeStream, terminalSafe } from "../../scripts/admin/terminal-safe";
+import { safeStream, terminalSafe } from "../../cli/terminal-safe";
 
 describe("terminalSafe", () => {
   test.each([

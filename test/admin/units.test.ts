@@ -1,13 +1,13 @@
 // The admin scripts' pure parts, in-process: parsing what an operator types, formatting, tables,
 // color rules, and finding the manager's URL.
 import { describe, expect, test } from "bun:test";
-import { managerUrl } from "../../scripts/admin/connection";
-import { UsageError } from "../../scripts/admin/errors";
-import { formatBytes, formatDuration, formatMib, isoTime, timeAgo } from "../../scripts/admin/format";
-import { colorEnabled, lineWidth, makeOutput, renderTable, wrapWords } from "../../scripts/admin/output";
-import { parseDurationMs, parseSizeMib } from "../../scripts/admin/parse";
-import { parseAssignments } from "../../scripts/admin/settings";
-import { vmsTable } from "../../scripts/admin/vms";
+import { managerUrl } from "../../cli/connection";
+import { UsageError } from "../../cli/errors";
+import { formatBytes, formatDuration, formatMib, isoTime, timeAgo } from "../../cli/format";
+import { colorEnabled, lineWidth, makeOutput, renderTable, wrapWords } from "../../cli/output";
+import { parseDurationMs, parseSizeMib } from "../../cli/parse";
+import { parseAssignments } from "../../cli/commands/settings";
+import { vmsTable } from "../../cli/commands/vms";
 
 const usageError = (run: () => unknown) => {
   try {

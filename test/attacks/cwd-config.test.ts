@@ -9,7 +9,7 @@ import { SHIM } from "../e2e/fixture";
 import { makeTempDir } from "../helpers";
 
 const ROOT = join(import.meta.dir, "../..");
-const CLI = join(ROOT, "scripts/cli/session-sandbox.ts");
+const CLI = join(ROOT, "cli/session-sandbox.ts");
 /** The package scripts an operator runs (`bun run <name>`), each without arguments. */
 const PACKAGE_SCRIPTS = ["token", "vms", "sessions", "settings", "images", "secrets", "ca", "doctor", "stats"];
 

@@ -16,7 +16,7 @@ import { startOpencode, type OpencodeServer } from "../e2e/opencode-server";
 setDefaultTimeout(120_000);
 
 const ROOT = join(import.meta.dir, "../..");
-const CLI = join(ROOT, "scripts/cli/session-sandbox.ts");
+const CLI = join(ROOT, "cli/session-sandbox.ts");
 const NAME = `ssuser${randomBytes(3).toString("hex")}`;
 
 let manager: TestManager;

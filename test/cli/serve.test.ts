@@ -7,7 +7,7 @@ import { createClient } from "../../sdk/index";
 import { makeTempDir } from "../helpers";
 import { startManager } from "../manager-process";
 
-const CLI = join(import.meta.dir, "../../scripts/cli/session-sandbox.ts");
+const CLI = join(import.meta.dir, "../../cli/session-sandbox.ts");
 const dirs: string[] = [];
 const tempDir = (prefix: string) => {
   const dir = makeTempDir(prefix);

@@ -85,8 +85,8 @@ describe("the installed CLI", () => {
   });
 
   test("a subcommand whose module is not in this build → says so, exit 2", async () => {
-    const { SUBCOMMANDS, main } = await import("../../scripts/cli/session-sandbox");
-    SUBCOMMANDS.set("missing", { summary: "test", script: join(elsewhere, "missing.ts"), kind: "module" });
+    const { SUBCOMMANDS, main } = await import("../../cli/session-sandbox");
+    SUBCOMMANDS.set("missing", { summary: "test", script: join(elsewhere, "missing.ts") });
     const writes: string[] = [];
     const write = process.stderr.write;
     process.stderr.write = ((text: string) => writes.push(text) > 0) as typeof process.stderr.write;

@@ -48,7 +48,7 @@ describe("shell through tmux", () => {
     const vmName = (await m.client.sandbox.get("ses_tmux")).vmName;
     keys("PS1='host$ '; clear", "Enter"); // bash sets its own PS1 over the environment's
     await waitForScreen(/^host\$ $/m);
-    keys("bun run scripts/cli/shell.ts ses_tmux; echo cli-exit=$?", "Enter");
+    keys("bun run cli/session-sandbox.ts shell ses_tmux; echo cli-exit=$?", "Enter");
     await waitForScreen(/# $/m); // the VM's root prompt (the VM booted for it)
 
     keys("hostname", "Enter");

@@ -58,7 +58,7 @@ describe("the README's quickstart", () => {
     mkdirSync(tmp);
     mkdirSync(bin);
     // What `bun link` installs: a link to the CLI's entry, run from wherever the reader is.
-    symlinkSync(join(ROOT, "scripts/cli/session-sandbox.ts"), join(bin, "session-sandbox"));
+    symlinkSync(join(ROOT, "cli/session-sandbox.ts"), join(bin, "session-sandbox"));
   }, 300_000);
   afterAll(async () => {
     await manager?.cleanUp();

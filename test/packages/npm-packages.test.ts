@@ -102,7 +102,7 @@ describe("npm pack output", () => {
 
   test("session-sandbox (the CLI and the manager): its code and its bundled dependencies; no tests, benchmarks or build output", async () => {
     const files = await tarballFiles(tarballs.cli);
-    for (const file of ["scripts/cli/session-sandbox.ts", "app/main.ts", "runtime/local/exec-agent.c", "sdk/generated/openapi.d.ts", "node_modules/elysia/package.json", "README.md", "CHANGELOG.md"]) expect(files).toContain(file);
+    for (const file of ["cli/session-sandbox.ts", "app/main.ts", "runtime/local/exec-agent.c", "sdk/generated/openapi.d.ts", "node_modules/elysia/package.json", "README.md", "CHANGELOG.md"]) expect(files).toContain(file);
     expect(files.filter((file) => /^(test|bench|packages|\.ci)\/|\/\.build\//.test(file))).toEqual([]);
     expect(statSync(tarballs.cli).size).toBeLessThan(8 * 1024 * 1024);
   });
