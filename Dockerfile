@@ -48,6 +48,8 @@ COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile
 COPY tsconfig.json ./
 COPY app ./app
+# The CLI, for `docker compose exec sandbox-manager bun run …` (docs/compose.md).
+COPY cli ./cli
 COPY runtime ./runtime
 COPY egress ./egress
 COPY workers ./workers
