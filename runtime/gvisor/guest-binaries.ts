@@ -1,10 +1,11 @@
-// The two programs of ours every gVisor guest runs, built from C with gcc once per source version into the
-// driver's state dir (where the VM's gofer, the VM's unprivileged uid, can read them), and the VM's seccomp
-// filter they install: statx-shim.c (preloaded: works around a runsc bug) and seccomp-exec.c (the first
-// program of each guest process: installs the filter, then runs the command).
+// The two programs of ours every gVisor guest runs, built from C with gcc once per source version
+// (runtime/c-build.ts) into the driver's state dir (where the VM's gofer, the VM's unprivileged uid, can read
+// them), and the VM's seccomp filter they install: statx-shim.c (preloaded: works around a runsc bug) and
+// seccomp-exec.c (the first program of each guest process: installs the filter, then runs the command).
 import { sha256Hex } from "../bun-crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { buildCProgram, cProgramPath, type CProgram } from "../c-build";
 import { vmSeccompProgram } from "../local/vm-seccomp";
 
 /** Where they are inside every gVisor guest (on the VM's own /run tmpfs, like its init). */
@@ -14,61 +15,57 @@ export const GUEST_SECCOMP_FILTER = "/run/vm-seccomp.bpf";
 
 export type GuestBinaries = { statxShim: string; seccompExec: string; seccompFilter: string };
 
-/** Without libc either way: they run in any image (glibc or musl), and gcc needs no libc headers. */
-const BUILDS = {
-  statxShim: { source: "statx-shim.c", flags: ["-O2", "-nostdlib", "-shared", "-fPIC"], suffix: ".so" },
-  seccompExec: {
-    source: "seccomp-exec.c",
-    // Freestanding: gcc must not turn its loops into calls of libc's strlen or memcpy, which is absent.
-    flags: ["-O2", "-static", "-nostdlib", "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns", "-fno-stack-protector"],
-    suffix: "",
-  },
-} as const;
+const sourcePath = (name: string) => new URL(`./${name}`, import.meta.url).pathname;
 
 /** Included by both sources: a change to it must rebuild them. */
-const HEADER = "raw-syscall.h";
+const HEADERS = [sourcePath("raw-syscall.h")];
+const GCC_FIX = "scripts/install-runtime-deps.sh installs it";
 
-function sourcePath(name: string): string {
-  return new URL(`./${name}`, import.meta.url).pathname;
-}
+/** Without libc either way: they run in any image (glibc or musl), and gcc needs no libc headers. */
+const PROGRAMS = {
+  statxShim: { label: "statx-shim.c", name: "statx-shim", suffix: ".so", sources: [sourcePath("statx-shim.c")], headers: HEADERS, flags: ["-O2", "-nostdlib", "-shared", "-fPIC"], mode: 0o644, gccFix: GCC_FIX },
+  seccompExec: {
+    label: "seccomp-exec.c",
+    name: "seccomp-exec",
+    sources: [sourcePath("seccomp-exec.c")],
+    headers: HEADERS,
+    // Freestanding: gcc must not turn its loops into calls of libc's strlen or memcpy, which is absent.
+    flags: ["-O2", "-static", "-nostdlib", "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns", "-fno-stack-protector"],
+    gccFix: GCC_FIX,
+  },
+} satisfies Record<"statxShim" | "seccompExec", CProgram>;
 
-function hashOf(data: string | Uint8Array): string {
-  return sha256Hex(data).slice(0, 12);
-}
+/** The gofer reads these as the VM's uid: the directory is searchable, not listable. */
+const DIR_MODE = 0o711;
 
-/** Writes atomically, world-readable: the gofer reads these as the VM's uid. */
-function install(path: string, write: (partial: string) => void, mode: number): string {
-  if (existsSync(path)) return path;
-  const partial = `${path}.${process.pid}.tmp`;
-  write(partial);
-  chmodSync(partial, mode);
-  renameSync(partial, path);
-  return path;
+function pathOf(program: CProgram, dir: string): string {
+  const binary = cProgramPath(program, dir);
+  if (binary.path === undefined) throw new Error(binary.problem);
+  return binary.path;
 }
 
 /** The paths the binaries will have (whether built yet or not). */
 export function guestBinaryPaths(stateDir: string): GuestBinaries {
   const dir = join(stateDir, "gvisor");
-  const built = (key: keyof typeof BUILDS) => {
-    const build = BUILDS[key];
-    const hash = hashOf(`${readFileSync(sourcePath(build.source), "utf8")}\n${readFileSync(sourcePath(HEADER), "utf8")}\n${build.flags.join(" ")}`);
-    return join(dir, `${build.source.replace(/\.c$/, "")}-${hash}${build.suffix}`);
-  };
   const filter = vmSeccompProgram();
-  return { statxShim: built("statxShim"), seccompExec: built("seccompExec"), seccompFilter: join(dir, `seccomp-${hashOf(filter)}.bpf`) };
+  return { statxShim: pathOf(PROGRAMS.statxShim, dir), seccompExec: pathOf(PROGRAMS.seccompExec, dir), seccompFilter: join(dir, `seccomp-${sha256Hex(filter).slice(0, 12)}.bpf`) };
 }
 
 /** Returns the binaries and the filter, building what is missing; throws with gcc's message when it cannot. */
 export function ensureGuestBinaries(stateDir: string): GuestBinaries {
   const paths = guestBinaryPaths(stateDir);
-  mkdirSync(join(stateDir, "gvisor"), { recursive: true, mode: 0o711 });
-  for (const key of ["statxShim", "seccompExec"] as const) {
-    const build = BUILDS[key];
-    install(paths[key], (partial) => {
-      const result = Bun.spawnSync(["gcc", ...build.flags, "-o", partial, sourcePath(build.source)], { stdout: "pipe", stderr: "pipe" });
-      if (result.exitCode !== 0) throw new Error(`gcc could not build ${build.source}: ${result.stderr.toString().trim()}`);
-    }, key === "statxShim" ? 0o644 : 0o755);
+  const dir = join(stateDir, "gvisor");
+  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  for (const program of [PROGRAMS.statxShim, PROGRAMS.seccompExec]) {
+    const built = buildCProgram(program, dir, DIR_MODE);
+    if (built.problem !== undefined) throw new Error(built.problem);
   }
-  install(paths.seccompFilter, (partial) => writeFileSync(partial, vmSeccompProgram()), 0o644);
+  if (!existsSync(paths.seccompFilter)) {
+    // Written next to the target and renamed, world-readable, like the binaries.
+    const partial = `${paths.seccompFilter}.${process.pid}.tmp`;
+    writeFileSync(partial, vmSeccompProgram());
+    chmodSync(partial, 0o644);
+    renameSync(partial, paths.seccompFilter);
+  }
   return paths;
 }
