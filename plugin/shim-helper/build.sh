@@ -3,6 +3,8 @@
 # whenever a source is newer than the binary). Same compiler, flags and sources give the same program;
 # nothing is downloaded. Without a compiler it refuses (126) with the reason: the shim never runs a
 # command without its checks. The compiler gets a clean environment and runs outside the repository.
+# A shell script, not runtime/c-build.ts like the other C helpers: it runs from the plugin's package,
+# where only /bin/sh is guaranteed: runtime/ is not in that package, and Bun may not be on PATH.
 out=$1
 cc=${SANDBOX_SHIM_CC:-gcc}
 fail() {
