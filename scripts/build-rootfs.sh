@@ -71,44 +71,28 @@ if [ -f "$marker" ]; then
   exit 0
 fi
 
+# Sourced only to build: the Dockerfile runs a lone copy of this file for --print-packages.
+source "$(dirname "$0")/lib/chroot.sh"
 partial="$out.partial"
-start=$SECONDS
-step() { echo "rootfs: [$((SECONDS - start))s] $*" >&2; }
-cleanup() {
-  umount "$partial/proc" 2>/dev/null || true
-  rm -rf "$partial"
-}
-trap cleanup EXIT
-rm -rf "$partial"
+begin_build rootfs "$partial"
 
 step "1/4 debootstrap $suite minbase from $mirror into $partial (30 to 90 s)"
 debootstrap --variant=minbase "$suite" "$partial" "$mirror" 2>&1 | sed -u 's/^/  /' >&2
 
 step "2/4 apt-get install ${packages[*]}"
-mount -t proc proc "$partial/proc"
-# No daemons may start inside the chroot during package configuration.
-printf '#!/bin/sh\nexit 101\n' > "$partial/usr/sbin/policy-rc.d"
-chmod +x "$partial/usr/sbin/policy-rc.d"
-# Use-Pty=0: the chroot has no /dev/pts, and apt would complain that it cannot open one for its log.
-chroot "$partial" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends "${packages[@]}" 2>&1 \
-  | grep -E --line-buffered '^(Get|Setting up|E:|W:)' | sed -u 's/^/  /' >&2
-umount "$partial/proc"
+chroot_enter
+chroot_apt install -y --no-install-recommends "${packages[@]}"
+chroot_leave
 
 step "3/4 trim caches and host-derived files"
-chroot "$partial" apt-get clean
-rm -f "$partial/usr/sbin/policy-rc.d"
-rm -rf "$partial"/var/lib/apt/lists/* "$partial"/var/cache/apt/*.bin "$partial"/var/log/* \
-  "$partial"/usr/share/doc/* "$partial"/usr/share/man/* "$partial"/usr/share/info/* "$partial"/usr/share/locale/* \
-  "$partial"/tmp/* "$partial"/root/.??*
-# debootstrap copies the host's resolver and hostname; the guest must not learn anything from the host.
-printf '' > "$partial/etc/resolv.conf"
+chroot_trim
+rm -rf "$partial"/usr/share/info/* "$partial"/usr/share/locale/* "$partial"/root/.??*
+# debootstrap copies the host's resolver (emptied above) and hostname.
 echo sandbox > "$partial/etc/hostname"
 printf '127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n' > "$partial/etc/hosts"
 mkdir -p "$partial/home/agent"
 
 step "4/4 publish"
 echo "$recipe built $(date -u +%FT%TZ)" > "$partial/etc/session-sandbox-rootfs"
-mv "$partial" "$out"
-trap - EXIT
-step "done: $out ($(du -sh "$out" | cut -f1))"
+publish_rootfs "$out"
 echo "$out"

@@ -32,46 +32,28 @@ if [ ! -f "$base/etc/session-sandbox-rootfs" ]; then
   exit 1
 fi
 
+source "$(dirname "$0")/lib/chroot.sh"
 partial="$out.partial"
-start=$SECONDS
-step() { echo "image: [$((SECONDS - start))s] $*" >&2; }
-cleanup() {
-  umount "$partial/proc" 2>/dev/null || true
-  rm -rf "$partial"
-}
-trap cleanup EXIT
-rm -rf "$partial"
+begin_build image "$partial"
 mkdir -p "$(dirname "$out")"
 
 step "1/4 copy the built-in rootfs ($(du -sh "$base" 2>/dev/null | cut -f1))"
 cp -a --reflink=auto "$base" "$partial"
 
 step "2/4 apt-get install ${packages[*]}"
-mount -t proc proc "$partial/proc"
-printf '#!/bin/sh\nexit 101\n' > "$partial/usr/sbin/policy-rc.d"
-chmod +x "$partial/usr/sbin/policy-rc.d"
+chroot_enter
 cp /etc/resolv.conf "$partial/etc/resolv.conf" 2>/dev/null || true
 mv "$partial/etc/apt/sources.list" "$partial/etc/apt/sources.list.saved" 2>/dev/null || true
 printf '%s\n' "$sources" > "$partial/etc/apt/sources.list"
-run_apt() {
-  chroot "$partial" env DEBIAN_FRONTEND=noninteractive apt-get -q -o Dpkg::Use-Pty=0 "$@" 2>&1 \
-    | grep -E --line-buffered '^(Get|Setting up|E:|W:|Err)' | sed -u 's/^/  /' >&2
-  return "${PIPESTATUS[0]}"
-}
-run_apt update || { step "apt-get update failed: check SANDBOX_APT_SOURCES ($sources)"; exit 1; }
-run_apt install -y --no-install-recommends "${packages[@]}" || { step "apt-get install failed"; exit 1; }
-umount "$partial/proc"
+chroot_apt update || { step "apt-get update failed: check SANDBOX_APT_SOURCES ($sources)"; exit 1; }
+chroot_apt install -y --no-install-recommends "${packages[@]}" || { step "apt-get install failed"; exit 1; }
+chroot_leave
 
 step "3/4 trim caches and host-derived files"
-chroot "$partial" apt-get clean
-rm -f "$partial/usr/sbin/policy-rc.d" "$partial/etc/apt/sources.list"
+chroot_trim
+rm -f "$partial/etc/apt/sources.list"
 mv "$partial/etc/apt/sources.list.saved" "$partial/etc/apt/sources.list" 2>/dev/null || true
-rm -rf "$partial"/var/lib/apt/lists/* "$partial"/var/cache/apt/*.bin "$partial"/var/log/* \
-  "$partial"/usr/share/doc/* "$partial"/usr/share/man/* "$partial"/tmp/*
-printf '' > "$partial/etc/resolv.conf"
 
 step "4/4 publish"
 echo "$(cat "$base/etc/session-sandbox-rootfs") + ${packages[*]} built $(date -u +%FT%TZ)" > "$partial/etc/session-sandbox-rootfs"
-mv "$partial" "$out"
-trap - EXIT
-step "done: $out ($(du -sh "$out" | cut -f1))"
+publish_rootfs "$out"
