@@ -35,16 +35,25 @@ beforeEach(() => {
   evilRequests.length = 0;
 });
 
+/** Each program's own HOME and data dir, removed after the file. */
+const scratchDirs: string[] = [];
+const scratch = (prefix: string) => {
+  const dir = makeTempDir(prefix);
+  scratchDirs.push(dir);
+  return dir;
+};
+
 afterAll(() => {
   evil?.stop(true);
   if (hostile) rmSync(hostile, { recursive: true, force: true });
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Runs a shipped program in the hostile directory. SANDBOX_URL is set but empty: a .env value would fill it. */
 async function runThere(argv: string[], env: Record<string, string> = {}) {
   const child = Bun.spawn(argv, {
     cwd: hostile,
-    env: { PATH: process.env.PATH ?? "", HOME: makeTempDir("ss-cli-home-"), SANDBOX_DATA_DIR: makeTempDir("ss-cli-data-"), SANDBOX_API_TOKEN: "real-token", SANDBOX_URL: "", SANDBOX_MANAGER_TIMEOUT_MS: "2000", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: scratch("ss-cli-home-"), SANDBOX_DATA_DIR: scratch("ss-cli-data-"), SANDBOX_API_TOKEN: "real-token", SANDBOX_URL: "", SANDBOX_MANAGER_TIMEOUT_MS: "2000", ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

@@ -1,6 +1,7 @@
 // A real microVM through the msb driver: create, exec (output, exit code, /tmp and background
 // processes persisting, timeout killing the tree), stop, start, remove. Runs only where the msb probe
 // says VMs can boot; otherwise every test is skipped and its name carries the probe's reasons.
+// test-kind: vm
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

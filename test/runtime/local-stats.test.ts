@@ -52,7 +52,9 @@ describe(`local driver stats (${layout?.kind} layout)`, () => {
   test("busy loop, 40 MiB in memory, 30 MiB on disk, 5 sleepers → each counter moves by about that much", async () => {
     const before = (await fixture.driver.stats!(name))!;
     const script = [
-      "end=$(($(date +%s%N) + 1000000000)); while [ $(date +%s%N) -lt $end ]; do :; done", // 1 s of CPU
+      // Work until the shell itself has used 0.8 s of CPU (utime + stime, in 1/100 s): on a loaded host a
+      // second of wall time holds less CPU, and the counter must move by what was used, not by the clock.
+      "while :; do set -- $(cat /proc/$$/stat); [ $((${14} + ${15})) -ge 80 ] && break; i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done; done",
       "head -c 40m /dev/zero > /tmp/fill", // tmpfs: counted as the VM's memory
       "head -c 30m /dev/urandom > /home/agent/blob && sync",
       "for n in 1 2 3 4 5; do sleep 1000 >/dev/null 2>&1 & done; echo started",
@@ -88,13 +90,18 @@ describe.skipIf(!unifiedRoot)("v2 stats on this host's cgroup2 mount", () => {
     const v2 = { kind: "v2" as const, unifiedRoot: unifiedRoot! };
     expect(readCgroupStats(v2, path)).toBeUndefined();
     mkdirSync(`${unifiedRoot}${path}`);
-    const proc = Bun.spawn(["sh", "-c", "read -r _; end=$(($(date +%s%N) + 1000000000)); while [ $(date +%s%N) -lt $end ]; do :; done"], { stdin: "pipe" });
+    // A fixed amount of work, not of wall time: on a loaded machine the same second holds less CPU.
+    const proc = Bun.spawn(["sh", "-c", "read -r _; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"], { stdin: "pipe" });
     writeFileSync(`${unifiedRoot}${path}/cgroup.procs`, String(proc.pid));
     proc.stdin.write("go\n");
     proc.stdin.flush();
     await proc.exited;
     const stats = readCgroupStats(v2, path)!;
-    expect(stats.cpuSeconds).toBeGreaterThan(0.3);
+    // The cgroup counted what the process itself says it used (its rusage), all of it.
+    const cpu = proc.resourceUsage()!.cpuTime;
+    const ownSeconds = Number(cpu.user + cpu.system) / 1e6;
+    expect(ownSeconds).toBeGreaterThan(0.05);
+    expect(stats.cpuSeconds).toBeGreaterThanOrEqual(ownSeconds * 0.9);
     expect(stats.pids).toBe(0);
   });
 });
