@@ -67,10 +67,6 @@ export function parseIp(text: string): IpAddress | null {
   return { family: 6, value: v6 };
 }
 
-export function isIpLiteral(text: string): boolean {
-  return parseIp(text) !== null;
-}
-
 /** `10.0.0.0/8`, `fd00::/8`, or a bare address (a /32 or /128). Host bits are masked off. */
 export function parseCidr(text: string): Cidr | null {
   const slash = text.indexOf("/");

@@ -138,10 +138,6 @@ export class ActorHandle {
     );
   }
 
-  get pendingCalls(): number {
-    return this.pending.size;
-  }
-
   exec(spec: VmSpec, command: ExecCommand, callbacks: ExecCallbacks): { execId: number; done: Promise<ExecOutcome> } {
     const { id, promise } = this.send({ type: "exec", spec, command }, callbacks);
     const pending = this.pending.get(id);

@@ -63,5 +63,3 @@ export function createActorRegistry(driver: DriverConfig | undefined, events: Re
     },
   };
 }
-
-export type ActorRegistry = ReturnType<typeof createActorRegistry>;

@@ -25,5 +25,3 @@ export function createVmStopsRepo(db: Database) {
     },
   };
 }
-
-export type VmStopsRepo = ReturnType<typeof createVmStopsRepo>;

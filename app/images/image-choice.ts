@@ -91,10 +91,6 @@ export function describeImage(choice: ImageChoice): string {
   return choice.packages.length === 0 ? "default" : `default + ${choice.packages.join(", ")}`;
 }
 
-export function sameImage(a: ImageChoice, b: ImageChoice): boolean {
-  return sourceKeyOf(a) === sourceKeyOf(b);
-}
-
 /** The cache directory name of a recipe build: the packages and the apt sources they come from. */
 export function recipeDirKey(packages: string[], baseRootfs: string, aptSources: string): string {
   const hash = createHash("sha256").update(JSON.stringify({ packages, baseRootfs, aptSources })).digest("hex");

@@ -9,8 +9,6 @@ const UI_DIR = join(import.meta.dir, "../ui");
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export const DASHBOARD_PATHS = ["/", "/ui/app.js", "/ui/app.css"];
-
 const HTML = `<!doctype html>
 <html lang="en">
 <head>

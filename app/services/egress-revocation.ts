@@ -84,5 +84,3 @@ export function createEgressRevocation({ egress, services, credentials, log }: E
     },
   };
 }
-
-export type EgressRevocation = ReturnType<typeof createEgressRevocation>;

@@ -104,5 +104,3 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
 
   return { run, cancel };
 }
-
-export type ExecRuns = ReturnType<typeof createExecRuns>;

@@ -5,7 +5,6 @@ import { extname } from "node:path";
 export const DEFAULT_READ_LIMIT = 2000;
 export const MAX_LINE_CHARS = 2000;
 export const MAX_OUTPUT_BYTES = 50 * 1024;
-export const SAMPLE_BYTES = 4096;
 const LINE_TRUNCATED = `... (line truncated to ${MAX_LINE_CHARS} chars)`;
 
 const BINARY_EXTENSIONS = new Set(
