@@ -6,24 +6,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA, GUEST_SYSTEM_CA_BUNDLE, TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE } from "../../runtime/driver";
+import { GUEST_SYSTEM_CA_BUNDLE, TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE } from "../../runtime/driver";
 import { resolveFileInRoot } from "../../runtime/local/rootfs";
 import type { ManagerCa } from "./manager-ca";
 
 /** Larger than any real store (Debian's is about 200 KiB), small enough that a hostile image cannot make the manager read gigabytes. */
 export const MAX_SYSTEM_STORE_BYTES = 4 * 1024 * 1024;
-
-/** The variables common tools read for their trust store, each naming the VM's bundle. */
-export const CA_ENV_NAMES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE"] as const;
-
-/**
- * Each names a whole store (the bundle), except NODE_EXTRA_CA_CERTS: Node adds that file to its own
- * roots, and parses it at every start, TLS or not — 140 roots cost each `node` about 15 ms (measured
- * here), so it gets the manager CA alone.
- */
-export function caBundleEnv(): Record<string, string> {
-  return Object.fromEntries(CA_ENV_NAMES.map((name) => [name, name === "NODE_EXTRA_CA_CERTS" ? GUEST_MANAGER_CA : GUEST_CA_BUNDLE]));
-}
 
 /** The image's system store as bytes, or undefined when it has none usable (missing, not a file, too large). */
 export function readSystemStore(root: string): Buffer | undefined {

@@ -4,11 +4,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { caBundleEnv, createCaBundles, MAX_SYSTEM_STORE_BYTES, readSystemStore } from "../../app/tls/ca-bundles";
+import { createCaBundles, MAX_SYSTEM_STORE_BYTES, readSystemStore } from "../../app/tls/ca-bundles";
 import { loadOrCreateManagerCa, type ManagerCa } from "../../app/tls/manager-ca";
 import { GUEST_CA_BUNDLE, GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE, type VmSpec } from "../../runtime/driver";
 import { trustMounts } from "../../runtime/local/trust-mounts";
 import { planGuestRoot } from "../../runtime/local/guest-root";
+import { caBundleEnv } from "../../runtime/tiers/embedded";
 import { makeTempDir } from "../helpers";
 
 const ROOTS = "-----BEGIN CERTIFICATE-----\nimage root\n-----END CERTIFICATE-----\n";

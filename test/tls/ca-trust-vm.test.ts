@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA, GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR } from "../../runtime/driver";
-import { CA_ENV_NAMES } from "../../app/tls/ca-bundles";
+import { CA_ENV_NAMES } from "../../runtime/tiers/embedded";
 import { makeActorFixture, type ActorFixture } from "../actors/fixture";
 
 const HOST = "host.sandbox.internal";
