@@ -1,5 +1,5 @@
 // The API token: from SANDBOX_API_TOKEN, else read from (or created in) the data dir with mode 0600.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -28,10 +28,4 @@ export function loadOrCreateToken(dataDir: string, envToken: string | undefined)
     return readFileSync(path, "utf8").trim();
   }
   return token;
-}
-
-/** Constant-time: compares fixed-length digests, so neither content nor length leaks through timing. */
-export function tokensMatch(expected: string, presented: string): boolean {
-  const digest = (value: string) => createHash("sha256").update(value).digest();
-  return timingSafeEqual(digest(expected), digest(presented));
 }

@@ -7,7 +7,7 @@ describe("sdk bundle", () => {
     const result = await Bun.build({ entrypoints: [join(import.meta.dir, "../sdk/index.ts")], target: "browser" });
     expect(result.success).toBe(true);
     const text = await result.outputs[0]!.text();
-    for (const serverOnly of ["bun:sqlite", "createApp", "openDatabase", "createSessionsService", "node:fs", "tokensMatch"]) {
+    for (const serverOnly of ["bun:sqlite", "createApp", "openDatabase", "createSessionsService", "node:fs", "loadOrCreateToken"]) {
       expect([serverOnly, text.includes(serverOnly)]).toEqual([serverOnly, false]);
     }
     expect(text).toContain("SessionNotFoundError");

@@ -21,10 +21,11 @@ export function principalOf(request: Request): Principal {
 }
 
 /**
- * tokensMatch (app/auth-token.ts) with the expected side hashed once, not on every request: fixed-length
+ * Whether a presented token is `token`, the expected side hashed once, not on every request: fixed-length
  * SHA-256 digests compared in constant time, so neither content nor length leaks through timing.
+ * Exported so a test can check the comparison itself.
  */
-function tokenCheck(token: string): (presented: string) => boolean {
+export function tokenCheck(token: string): (presented: string) => boolean {
   const expected = Bun.SHA256.hash(token) as Uint8Array;
   return (presented) => timingSafeEqual(expected, Bun.SHA256.hash(presented) as Uint8Array);
 }

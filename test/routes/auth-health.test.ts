@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync, statSync } from "node:fs";
-import { loadOrCreateToken, tokenPath, tokensMatch } from "../../app/auth-token";
+import { loadOrCreateToken, tokenPath } from "../../app/auth-token";
+import { tokenCheck } from "../../app/http/auth";
 import { makeTempDir, makeTestApp, TEST_TOKEN, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -36,10 +37,11 @@ describe("auth", () => {
   });
 
   test("token compare → equal only for the exact token", () => {
-    expect(tokensMatch("abc", "abc")).toBe(true);
-    expect(tokensMatch("abc", "abd")).toBe(false);
-    expect(tokensMatch("abc", "abcd")).toBe(false);
-    expect(tokensMatch("abc", "")).toBe(false);
+    const matchesAbc = tokenCheck("abc");
+    expect(matchesAbc("abc")).toBe(true);
+    expect(matchesAbc("abd")).toBe(false);
+    expect(matchesAbc("abcd")).toBe(false);
+    expect(matchesAbc("")).toBe(false);
   });
 
   test("no env token → one is generated once, stored 0600, and reused", () => {
