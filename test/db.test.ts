@@ -2,8 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { DatabaseStartupError, databasePath, openDatabase, withoutFsync } from "../app/db/open";
-import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../app/db/migrations";
+import { MIGRATIONS } from "../app/db/migrations";
 import { makeTempDir } from "./helpers";
+
+const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 function withDir(run: (dir: string) => void) {
   const dir = makeTempDir("ss-db-");

@@ -137,5 +137,3 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
 ];
-
-export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
