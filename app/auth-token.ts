@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export const TOKEN_FILE = "api-token";
+const TOKEN_FILE = "api-token";
 
 export function tokenPath(dataDir: string): string {
   return join(dataDir, TOKEN_FILE);

@@ -29,9 +29,9 @@ import { dashboardRoutes } from "./routes/dashboard";
 import type { VmStatsService } from "./services/vm-stats";
 import type { ManagerCa } from "./tls/manager-ca";
 
-export const OPENAPI_JSON_PATH = "/api/openapi.json";
+const OPENAPI_JSON_PATH = "/api/openapi.json";
 
-export type AppDeps = {
+type AppDeps = {
   services: Services;
   execService: ExecService;
   supervisor: Supervisor;

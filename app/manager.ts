@@ -37,7 +37,7 @@ import { createSupervisor } from "./supervisor/supervisor";
 import { createCaBundles } from "./tls/ca-bundles";
 import type { ManagerCa } from "./tls/manager-ca";
 
-export type ManagerDeps = {
+type ManagerDeps = {
   db: Database;
   host: HostLimits;
   envDefaults: EnvDefaults;

@@ -8,7 +8,7 @@ import type { VmStatsView } from "./services/vm-stats";
 
 export type SessionCounts = { root: { sandboxed: number; unsandboxed: number }; child: { sandboxed: number; unsandboxed: number } };
 
-export type MetricsReaders = {
+type MetricsReaders = {
   runningVms: () => number;
   maxRunningVms: () => number;
   /** Sessions by kind (root or child) and whether their commands run sandboxed now. */
@@ -22,11 +22,11 @@ export type MetricsReaders = {
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-export const EXEC_OUTCOMES = ["ok", "nonzero", "timeout", "cancelled", "failed"] as const;
+const EXEC_OUTCOMES = ["ok", "nonzero", "timeout", "cancelled", "failed"] as const;
 /** A Record, so that a new StopReason fails the typecheck until it is listed here. */
 const STOP_REASONS: Record<StopReason, true> = { idle: true, cap: true, "toggle-off": true, deleted: true, "spec-change": true, crash: true, sweep: true, manual: true, disabled: true, recovery: true, shutdown: true };
 /** Error codes (lowercased) that POST /api/sessions/:id/exec refuses with before anything runs, and "internal". */
-export const EXEC_REFUSAL_REASONS = [
+const EXEC_REFUSAL_REASONS = [
   "session_not_found",
   "not_sandboxed",
   "mounts_changed",

@@ -9,13 +9,13 @@ import { tryLockExclusive } from "./flock";
 export const LOCK_FILE = "manager.lock";
 
 /** Written into the lock file by its holder, so a refused manager can name it. */
-export type LockHolder = { pid: number; startedAt: string; dataDir: string };
+type LockHolder = { pid: number; startedAt: string; dataDir: string };
 
 /** The process the kernel says holds the lock (from /proc/locks), and who runs it. */
-export type LockOwner = { pid: number; user: string; command: string };
+type LockOwner = { pid: number; user: string; command: string };
 
 /** Thrown when another running manager, or another process, holds the runtime dir. */
-export class RuntimeDirLockedError extends ConfigError {
+class RuntimeDirLockedError extends ConfigError {
   readonly code = "RUNTIME_DIR_LOCKED";
   constructor(runtimeDir: string, holder: LockHolder | undefined, owner: LockOwner | undefined) {
     // The file's own word counts only when its pid is the kernel's holder: anything else is not a manager.
@@ -29,7 +29,7 @@ export class RuntimeDirLockedError extends ConfigError {
   }
 }
 
-export type RuntimeDirLock = { path: string; fd: number };
+type RuntimeDirLock = { path: string; fd: number };
 
 /** Creates the runtime dir if needed and locks it; the lock goes when this process ends, however it ends. */
 export function lockRuntimeDir(runtimeDir: string, dataDir: string): RuntimeDirLock {

@@ -10,7 +10,7 @@ import { createDriver } from "../workers/create-driver";
 import { withStartupFindings, type DriverConfig, type SingleDriverConfig } from "../workers/protocol";
 import type { RuntimeStatus } from "./routes/health";
 
-export type RuntimeSetup = {
+type RuntimeSetup = {
   selection: RuntimeSelection;
   /** The actors' driver config (tiered over the embedded tiers that work, or msb), or undefined when none is usable. */
   driverConfig: DriverConfig | undefined;
@@ -25,7 +25,7 @@ export type RuntimeSetup = {
   defaultIsolation: IsolationChoice;
 };
 
-export type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; microvmRuntimePath?: string; cgroupParent?: string; execAgent?: boolean };
+type RuntimeOptions = { runtimeDir: string; rootfsDir: string; runtimeEnv: string | undefined; microvmRuntimePath?: string; cgroupParent?: string; execAgent?: boolean };
 
 function probeText(capability: Capability): string {
   if (capability.available) return capability.version;

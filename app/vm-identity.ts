@@ -3,9 +3,9 @@
 // after a restart, when the name alone cannot be turned back into a session).
 import { createHash } from "node:crypto";
 
-export const VM_NAME_PREFIX = "ocm-session-";
+const VM_NAME_PREFIX = "ocm-session-";
 /** Every VM of this manager carries it (value "1"); recovery lists the runtime's VMs by it. */
-export const MANAGED_LABEL = "session-sandbox";
+const MANAGED_LABEL = "session-sandbox";
 /** The root session a VM belongs to. */
 export const ROOT_LABEL = "session-sandbox.root";
 

@@ -7,7 +7,7 @@ import { MIGRATIONS, type Migration } from "./migrations";
 
 export class DatabaseStartupError extends Error {}
 
-export const DATABASE_FILE = "manager.sqlite";
+const DATABASE_FILE = "manager.sqlite";
 
 export function databasePath(dataDir: string): string {
   return join(dataDir, DATABASE_FILE);

@@ -64,7 +64,7 @@ export function fromRaw(raw: RawRow): SessionRow {
   };
 }
 
-export type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride">;
+type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride">;
 
 export function createSessionsRepo(db: Database) {
   const byId = db.query<RawRow, [string]>(`SELECT ${sessionColumns()} FROM sessions WHERE id = ?`);

@@ -87,7 +87,7 @@ export type ReplayGapNotice = {
 };
 
 /** This subscriber fell further behind than the buffer holds: `dropped` events are lost to it; it continues with the oldest buffered. */
-export type OverflowNotice = { type: "overflow"; dropped: number; message: string; at: number };
+type OverflowNotice = { type: "overflow"; dropped: number; message: string; at: number };
 
 export type StreamNotice = ReplayGapNotice | OverflowNotice;
 

@@ -5,12 +5,12 @@
 import type { EventBus, SandboxEvent, SubscribeOptions } from "./event-bus";
 
 /** How long a client waits before reconnecting (sent as `retry:`). */
-export const RETRY_MS = 2_000;
-export const HEARTBEAT_MS = 15_000;
+const RETRY_MS = 2_000;
+const HEARTBEAT_MS = 15_000;
 
 const encoder = new TextEncoder();
 
-export function sseFrame(event: SandboxEvent): string {
+function sseFrame(event: SandboxEvent): string {
   const id = "id" in event ? `id: ${event.id}\n` : "";
   return `${id}event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }

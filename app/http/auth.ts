@@ -8,7 +8,7 @@ import type { Principal } from "../services/users";
 import { authorizeUser, type UserAccess } from "./user-access";
 
 /** The dashboard's page and assets hold no data: it signs in with the token and calls /api with it. */
-export const PUBLIC_PATHS = new Set(["/api/health", "/", "/ui/app.js", "/ui/app.css"]);
+const PUBLIC_PATHS = new Set(["/api/health", "/", "/ui/app.js", "/ui/app.css"]);
 
 const BEARER = /^Bearer\s+(.+)$/i;
 

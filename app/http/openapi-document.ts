@@ -131,7 +131,7 @@ function describeWebSockets(paths: Document["paths"]): void {
 }
 
 /** The generated paths and the named components, finished into a document that tools accept. */
-export function finishDocument(generated: { paths: object }, info: { title: string; version: string; description: string }): Document {
+function finishDocument(generated: { paths: object }, info: { title: string; version: string; description: string }): Document {
   const components = Object.fromEntries(Object.entries(COMPONENTS).map(([name, schema]) => [name, unwrapSchema(schema, undefined, "output", OPENAPI_VERSION) as Json]));
   const byJson = new Map(Object.entries(components).map(([name, schema]) => [JSON.stringify(schema), name]));
   const paths = referComponents(generated.paths, byJson) as Document["paths"];

@@ -5,9 +5,9 @@
 import { createWakeSignal } from "../../workers/output-window";
 
 /** Bytes queued for one client before its writer is told to wait. */
-export const STREAM_HIGH_WATER_BYTES = 1024 * 1024;
+const STREAM_HIGH_WATER_BYTES = 1024 * 1024;
 
-export type PacedStream = {
+type PacedStream = {
   stream: ReadableStream<Uint8Array>;
   /** Queues bytes for the client; a promise when the queue is at its mark: settles when the client read some, or left. */
   write(bytes: Uint8Array): Promise<void> | undefined;

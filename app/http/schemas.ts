@@ -10,7 +10,7 @@ export const ErrorBody = t.Object(
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 
-export const SessionId = t.String({
+const SessionId = t.String({
   minLength: 1,
   maxLength: 128,
   pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
@@ -76,7 +76,7 @@ export const NetworkPolicy = t.Union([
 ]);
 
 /** An isolation tier, or auto: the strongest tier that works on this host (GET /api/health lists them). */
-export const IsolationChoice = t.Union([t.Literal("auto"), t.Literal("container"), t.Literal("gvisor"), t.Literal("microvm")], {
+const IsolationChoice = t.Union([t.Literal("auto"), t.Literal("container"), t.Literal("gvisor"), t.Literal("microvm")], {
   description: "container: the embedded runtime (namespaces, cgroups, seccomp; shared kernel); gvisor: gVisor's user-space kernel; microvm: a guest kernel of its own (needs KVM); auto: the strongest that works here",
 });
 

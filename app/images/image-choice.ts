@@ -10,7 +10,7 @@ import { ImageInvalidError } from "../errors";
 export type ImageChoice = { kind: "recipe"; packages: string[] } | { kind: "oci"; reference: string };
 
 export const DEFAULT_IMAGE: ImageChoice = { kind: "recipe", packages: [] };
-export const MAX_EXTRA_PACKAGES = 64;
+const MAX_EXTRA_PACKAGES = 64;
 
 // Debian policy 5.6.1: lower case letters, digits, + - . ; at least two characters, starting alphanumeric.
 const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
@@ -54,7 +54,7 @@ export function parseReference(reference: string): ParsedReference {
   return { domain, path, tag: tag ?? (digest ? undefined : "latest"), digest };
 }
 
-export function formatReference(parsed: ParsedReference): string {
+function formatReference(parsed: ParsedReference): string {
   return `${parsed.domain}/${parsed.path}${parsed.tag ? `:${parsed.tag}` : ""}${parsed.digest ? `@${parsed.digest}` : ""}`;
 }
 

@@ -24,11 +24,11 @@ import { directoryBytes, ImageSizeExceeded, runWithinSize } from "./size-watch";
 
 export const EXTEND_ROOTFS_SCRIPT = new URL("../../scripts/extend-rootfs.sh", import.meta.url).pathname;
 /** Unused images are kept this long after their last use before the background GC removes them. */
-export const DEFAULT_KEEP_UNUSED_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_KEEP_UNUSED_MS = 24 * 60 * 60 * 1000;
 const GC_INTERVAL_MS = 10 * 60 * 1000;
 const LAST_USE_RESOLUTION_MS = 60 * 1000;
 
-export type ImageServiceDeps = {
+type ImageServiceDeps = {
   repo: ImagesRepo;
   /** The most a build or pull may write (the maxImageMib setting, read at each start). */
   maxImageBytes: () => number;
@@ -52,7 +52,7 @@ export type ImageServiceDeps = {
 };
 
 /** What `GET /api/images` shows for one image. */
-export type ImageView = {
+type ImageView = {
   image: string;
   choice: ImageChoice;
   description: string;

@@ -32,7 +32,7 @@ function freeBytes(path: string): number | undefined {
   }
 }
 
-export type SizeWatch = {
+type SizeWatch = {
   /** The most the work directory was measured at (bytes; 0 when it was never measured). */
   measuredPeak(): number;
   stop(): void;

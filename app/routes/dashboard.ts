@@ -6,7 +6,7 @@ import { join } from "node:path";
 const UI_DIR = join(import.meta.dir, "../ui");
 
 /** Nothing inline, nothing from elsewhere: the page's own script and style, and calls to its own API. */
-export const DASHBOARD_CSP =
+const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const HTML = `<!doctype html>

@@ -21,7 +21,7 @@ export type ExecStreamEvent =
 
 const encoder = new TextEncoder();
 /** Below common proxy idle timeouts (30–60 s); clients skip these lines. */
-export const EXEC_HEARTBEAT_MS = 15_000;
+const EXEC_HEARTBEAT_MS = 15_000;
 
 export function execRoutes(execService: ExecService) {
   return new Elysia({ tags: ["exec"] }).post(

@@ -6,7 +6,7 @@ import { ExecCallParams, ExecHistoryEntry, ExecHistoryQuery, errors, SessionPara
 import type { Services } from "../services";
 import type { ExecService } from "../services/exec";
 
-export const DEFAULT_HISTORY_LIMIT = 50;
+const DEFAULT_HISTORY_LIMIT = 50;
 
 export function execHistoryRoutes({ sessions, execHistory }: Services, execService: Pick<ExecService, "cancel">) {
   return new Elysia({ prefix: "/api/sessions/:id/execs", tags: ["exec"] })

@@ -14,16 +14,16 @@ import type { ExecService } from "../services/exec";
 import type { TerminalControl } from "../supervisor/supervisor";
 import { createWakeSignal } from "../../workers/output-window";
 
-export type ShellServerMessage =
+type ShellServerMessage =
   | { type: "started"; vmName: string }
   | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
   /** `status` is the HTTP status the same refusal has on exec. */
   | { type: "error"; code: string; status: number; message: string };
 
-export type ShellClientMessage = { type: "resize"; rows: number; cols: number } | { type: "eof" };
+type ShellClientMessage = { type: "resize"; rows: number; cols: number } | { type: "eof" };
 
 const Dimension = t.Numeric({ minimum: 1, maximum: 1000, multipleOf: 1 });
-export const ShellQuery = t.Object(
+const ShellQuery = t.Object(
   {
     rows: t.Optional(Dimension),
     cols: t.Optional(Dimension),
@@ -33,7 +33,7 @@ export const ShellQuery = t.Object(
 );
 
 /** WebSocket close codes: 1000 after the shell exited, 1011 when it could not run or the runtime failed. */
-export const SHELL_CLOSE = { exited: 1000, failed: 1011 } as const;
+const SHELL_CLOSE = { exited: 1000, failed: 1011 } as const;
 
 const validSize = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 1000;
 
@@ -61,7 +61,7 @@ type Socket = { send(data: string | Uint8Array): unknown; close(code?: number, r
  * shell in the VM is paused, as behind a slow terminal). Far below Bun's backpressureLimit, past which
  * `send` would drop the frame.
  */
-export const SHELL_HIGH_WATER_BYTES = 1024 * 1024;
+const SHELL_HIGH_WATER_BYTES = 1024 * 1024;
 
 /** Sends terminal output; a promise when the socket is above its mark, settled by its drain or close. */
 function sendOutput(socket: Socket, connection: Connection, data: Uint8Array): Promise<void> | undefined {

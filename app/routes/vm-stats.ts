@@ -9,7 +9,7 @@ import type { UsersService } from "../services/users";
 
 const bytes = (description: string) => t.Nullable(Type.Integer({ minimum: 0, description }));
 
-export const VmStats = t.Object(
+const VmStats = t.Object(
   {
     name: t.String(),
     rootSessionID: t.Nullable(t.String()),

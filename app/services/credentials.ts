@@ -19,7 +19,7 @@ const GITHUB_TOKEN_VARIABLES = ["GH_TOKEN", "GITHUB_TOKEN"] as const;
 const GITHUB_HOSTS = ["github.com", "api.github.com", "uploads.github.com"];
 const IDENTITY_TTL_MS = 5_000;
 
-export type Forwarding = { env: Record<string, string>; proxyRules: SecretRule[]; warnings: string[] };
+type Forwarding = { env: Record<string, string>; proxyRules: SecretRule[]; warnings: string[] };
 
 type Identity = { name: string | null; email: string | null };
 

@@ -15,7 +15,7 @@ import { TIERS, tierOfRuntime } from "../../runtime/tiers/index";
 export type DoctorCheck = { name: string; ok: boolean; required: boolean; detail: string; fix: string | null };
 export type DoctorReport = { ok: boolean; checks: DoctorCheck[] };
 
-export type DoctorInputs = {
+type DoctorInputs = {
   runtime: RuntimeStatus;
   capabilities: Partial<Record<RuntimeName, Capability>>;
   db: Database;

@@ -11,7 +11,7 @@ import type { Services } from "./index";
 import type { LifecycleEvent } from "./lifecycle-events";
 import { vmNameFor } from "../vm-identity";
 
-export type EgressRevocationDeps = {
+type EgressRevocationDeps = {
   egress: EgressProxies;
   services: Pick<Services, "sessionSandbox" | "sessions" | "settings">;
   credentials?: Credentials;

@@ -4,12 +4,12 @@
 import type { ExecFinish, ExecHistoryRepo, ExecStart } from "../db/exec-history-repo";
 
 export const EXEC_HISTORY_PER_ROOT = 200;
-export const OUTPUT_TAIL_BYTES = 4096;
+const OUTPUT_TAIL_BYTES = 4096;
 /** Commands may be 256 KiB; the history keeps their start (a 200-row history stays small). */
-export const HISTORY_COMMAND_CHARS = 4096;
+const HISTORY_COMMAND_CHARS = 4096;
 
 /** The last `limit` bytes of a stream, and how many bytes it had in all. */
-export function createOutputTail(limit = OUTPUT_TAIL_BYTES) {
+function createOutputTail(limit = OUTPUT_TAIL_BYTES) {
   let chunks: Uint8Array[] = [];
   let held = 0;
   let total = 0;

@@ -45,10 +45,10 @@ export type Placement = { tier: Tier; reason: string } | { tier: undefined; reas
  * Command-line scope (GIT_CONFIG_PARAMETERS), where git honours safe.directory.
  */
 const GUEST_GIT_ENV = { GIT_CONFIG_PARAMETERS: "'safe.directory=*'" };
-export const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 /** The design's /tmp size: min(512, max(1, floor(memoryMib / 4))) MiB. */
-export function tmpSizeMibFor(memoryMib: number): number {
+function tmpSizeMibFor(memoryMib: number): number {
   return Math.min(512, Math.max(1, Math.floor(memoryMib / 4)));
 }
 

@@ -9,7 +9,7 @@ import type { ExecHistory } from "./exec-history";
 import type { PreparedExec } from "./exec-prepare";
 
 /** How long a cancel waits for the command to end before answering anyway. */
-export const CANCEL_WAIT_MS = 10_000;
+const CANCEL_WAIT_MS = 10_000;
 
 export type ExecHooks = {
   /** Aborting it cancels the command in the VM (the client went away). */

@@ -14,7 +14,7 @@ import type { VmEgress } from "./vm-egress";
 
 export type { ExecBody, PreparedExec } from "./exec-prepare";
 
-export type ExecServiceDeps = Omit<ExecPrepareDeps, "egressSocketFor" | "supervisor"> & {
+type ExecServiceDeps = Omit<ExecPrepareDeps, "egressSocketFor" | "supervisor"> & {
   /** The VMs' egress proxies (vm-egress.ts). */
   egress: VmEgress;
   supervisor: Pick<Supervisor, "exec"> & Partial<Pick<Supervisor, "warm">>;
@@ -23,9 +23,9 @@ export type ExecServiceDeps = Omit<ExecPrepareDeps, "egressSocketFor" | "supervi
 };
 
 /** A command that started in its VM; its outcome is still to come (never rejects). */
-export type StartedExec = { prepared: PreparedExec; outcome: Promise<{ ok: true; result: ExecOutcome } | { ok: false; error: unknown }> };
+type StartedExec = { prepared: PreparedExec; outcome: Promise<{ ok: true; result: ExecOutcome } | { ok: false; error: unknown }> };
 
-export type ShellHooks = {
+type ShellHooks = {
   /** Aborting it kills the shell in the VM (the operator went away). */
   signal: AbortSignal;
   onStarted(vmName: string): void;

@@ -21,7 +21,7 @@ export class UnsafePathError extends Error {
   }
 }
 
-export type WalkTarget = "directory" | "file";
+type WalkTarget = "directory" | "file";
 
 function errnoReason(error: unknown, dirFd: number, name: string, at: string, isLast: boolean, want: WalkTarget): string {
   const code = (error as NodeJS.ErrnoException).code;
@@ -39,7 +39,7 @@ function errnoReason(error: unknown, dirFd: number, name: string, at: string, is
  * must be a directory or a regular file as asked; a FIFO, socket or device is refused without blocking.
  * Returns the open fd (the caller closes it) and its stats.
  */
-export function openNoFollow(path: string, want: WalkTarget): { fd: number; stats: Stats } {
+function openNoFollow(path: string, want: WalkTarget): { fd: number; stats: Stats } {
   if (!path.startsWith("/")) throw new UnsafePathError(path, "is not an absolute path");
   const parts = path.split("/").filter(Boolean);
   let fd = openSync("/", O_RDONLY | O_DIRECTORY | CLOEXEC);

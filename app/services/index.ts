@@ -23,7 +23,7 @@ import { createUsersRepo } from "../db/users-repo";
 import { createUsersService } from "./users";
 import { createSessionAccess } from "./session-access";
 
-export type ServiceDeps = {
+type ServiceDeps = {
   db: Database;
   host: HostLimits;
   envDefaults: EnvDefaults;

@@ -5,7 +5,7 @@ import { SecretNotConfiguredError } from "../errors";
 import type { SecretConfig, SecretScope } from "../secrets-config";
 
 /** A configured secret as the API shows it: its name, the hosts its value may go to, and who gets it. */
-export type ConfiguredSecret = { name: string; hosts: string[]; scope: SecretScope };
+type ConfiguredSecret = { name: string; hosts: string[]; scope: SecretScope };
 
 /** `granted`: the names stored for the root; `effective`: the configured secrets its commands get now. */
 export type SessionSecrets = { granted: string[]; effective: string[] };

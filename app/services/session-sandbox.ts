@@ -13,10 +13,10 @@ import type { ImageChoice } from "../images/image-choice";
 import type { SecretGrants, SessionSecrets } from "./secret-grants";
 import { vmNameFor } from "../vm-identity";
 
-export type Resources = { cpus: number; memoryMib: number };
-export type ResourceOverride = { cpus: number | null; memoryMib: number | null };
+type Resources = { cpus: number; memoryMib: number };
+type ResourceOverride = { cpus: number | null; memoryMib: number | null };
 
-export type SessionSandboxView = {
+type SessionSandboxView = {
   /** Egress for the session's commands: the root's override, else the settings' default. */
   network: { override: NetworkPolicy | null; effective: NetworkPolicy };
   /** The guest image: the root's override, else the settings' default. A change recreates the VM, keeping its volume. */
@@ -38,7 +38,7 @@ export type SessionSandboxView = {
   lastStop: VmStop | null;
 };
 
-export type SessionSandboxUpdate = {
+type SessionSandboxUpdate = {
   sandboxed?: boolean;
   resources?: { cpus?: number; memoryMib?: number } | null;
   /** null clears the override (the settings' default applies again). */

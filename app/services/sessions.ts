@@ -20,7 +20,7 @@ export const MAX_SESSION_DEPTH = 32;
 export type RegisterInput = { id: string; parentID?: string | null; forkOf?: string | null; directory: string };
 
 /** A listed session: null root, mode and VM where its stored parent chain is broken. */
-export type ListedSessionView = Omit<SessionView, "rootSessionID"> & { rootSessionID: string | null; sandboxed: boolean | null; vmName: string | null };
+type ListedSessionView = Omit<SessionView, "rootSessionID"> & { rootSessionID: string | null; sandboxed: boolean | null; vmName: string | null };
 
 export type SessionView = {
   id: string;

@@ -13,7 +13,7 @@ import type { IsolationChoice } from "../../runtime/isolation";
 /** Checks an image choice against its grammar and what the runtime can boot; returns it normalized. Throws a 400. */
 export type NormalizeImage = (choice: ImageChoice) => ImageChoice;
 
-export type SandboxSettings = {
+type SandboxSettings = {
   enabled: boolean;
   defaultForNewSessions: boolean;
   cpus: number;
@@ -36,14 +36,14 @@ export type SandboxSettings = {
 };
 
 /** A PATCH: each key set to a value, or to null to go back to its default. */
-export type SettingsPatch = { [K in keyof SandboxSettings]?: SandboxSettings[K] | null };
+type SettingsPatch = { [K in keyof SandboxSettings]?: SandboxSettings[K] | null };
 
 export type EnvDefaults = { cpus?: number; memoryMib?: number; execTimeoutMs?: number; isolation?: IsolationChoice };
 
 /** Throws a 400 naming why, when an explicit isolation tier does not work on this host. */
 export type CheckIsolation = (choice: IsolationChoice) => void;
 
-export type SettingsOptions = {
+type SettingsOptions = {
   notify?: Notify;
   /** Free MiB where the runtime keeps volumes, when known (checked on each change of diskMib). */
   diskFreeMib?: () => number | undefined;
@@ -88,7 +88,7 @@ export function checkResources(resources: { cpus?: number | null; memoryMib?: nu
  * A disk quota below ext4's useful minimum, or above the free space where volumes live (`freeMib`:
  * undefined when unknown), is refused. Volume images are sparse, so this bounds one VM, not their sum.
  */
-export function checkDiskMib(diskMib: number, freeMib: number | undefined): void {
+function checkDiskMib(diskMib: number, freeMib: number | undefined): void {
   if (diskMib < MIN_DISK_MIB) throw new SettingOutOfRangeError(`diskMib ${diskMib} is out of range: it must be at least ${MIN_DISK_MIB} MiB`);
   if (freeMib !== undefined && diskMib > freeMib) {
     throw new SettingOutOfRangeError(`diskMib ${diskMib} is out of range: it must be at most the ${freeMib} MiB free on the disk that holds the VMs' volumes`);

@@ -6,7 +6,7 @@ import type { ExecCommand } from "../../workers/protocol";
 
 export type ShellOptions = { rows: number; cols: number; term?: string };
 
-export const DEFAULT_TERM = "xterm-256color";
+const DEFAULT_TERM = "xterm-256color";
 
 /**
  * A shell lasts as long as its operator keeps it open, up to the longest exec timeout (24 h, which the

@@ -8,7 +8,7 @@ import { AccountNotFoundError, DirectoryNotAccessibleError, UserExistsError, Use
 /** Who a request comes from: the manager's own token, or a user's. */
 export type Principal = { kind: "admin" } | { kind: "user"; name: string; uid: number; gid: number };
 
-export type UserView = { name: string; uid: number; createdAt: number; sessions: number };
+type UserView = { name: string; uid: number; createdAt: number; sessions: number };
 
 /** A login name as useradd accepts it (the manager passes it to getent, never to a shell). */
 const NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
@@ -34,7 +34,7 @@ function primaryGidOf(uid: number): number | undefined {
 }
 
 /** Whether the account can read, write and enter `path`, asked as that account (its groups and ACLs count). */
-export function accountCanUse(principal: { uid: number; gid: number }, path: string): boolean {
+function accountCanUse(principal: { uid: number; gid: number }, path: string): boolean {
   const argv = ["setpriv", `--reuid=${principal.uid}`, `--regid=${principal.gid}`, "--init-groups", "--", "test", "-r", path, "-a", "-w", path, "-a", "-x", path];
   return Bun.spawnSync(argv, { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
 }

@@ -25,7 +25,7 @@ export type VmStatsView = {
   at: number;
 };
 
-export type VmStatsDeps = {
+type VmStatsDeps = {
   /** A main-thread driver of the runtime in use; undefined when none is usable. */
   driver: Promise<RuntimeDriver> | undefined;
   /** Why a driver without usage readings has none (the tier's own reason, or that no runtime is usable). */

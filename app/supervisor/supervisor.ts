@@ -12,11 +12,11 @@ import { createTransitionReporter } from "./transitions";
 import { ROOT_LABEL } from "../vm-identity";
 import { holdsSlot, newRecord, type VmRecord } from "./vm-records";
 
-export const SWEEP_INTERVAL_MS = 60_000;
+const SWEEP_INTERVAL_MS = 60_000;
 
 export type SupervisorLimits = { maxRunningVms: number; execTimeoutMs: number; idleStopMinutes: number };
 
-export type SupervisorDeps = {
+type SupervisorDeps = {
   /** Undefined when no runtime is usable: the supervisor then has nothing to drive. */
   driver: DriverConfig | undefined;
   limits: () => SupervisorLimits;
@@ -36,7 +36,7 @@ export type SupervisorDeps = {
   openActor?: OpenActor;
 };
 
-export type ExecInput = {
+type ExecInput = {
   rootSessionID: string;
   callID?: string;
   spec: VmSpec;

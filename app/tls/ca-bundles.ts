@@ -40,14 +40,14 @@ export function readSystemStore(root: string): Buffer | undefined {
   }
 }
 
-export type CaBundles = {
+type CaBundles = {
   /** The host path of the trust directory for a VM booting `image` (written if needed). */
   forImage(image: string): string;
   /** Removes every trust directory; called once at start, before any VM needs one (each is rewritten on use). */
   removeAll(): string[];
 };
 
-export type CaBundlesOptions = {
+type CaBundlesOptions = {
   /** Where the trust directories live: traversable and readable by the VMs' uids. */
   dir: string;
   ca: ManagerCa;

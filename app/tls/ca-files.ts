@@ -5,9 +5,9 @@ import { createPrivateKey, randomBytes, X509Certificate, type KeyObject } from "
 import { chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
-export const CA_DIR = "ca";
-export const CA_KEY_FILE = "ca.key";
-export const CA_CERT_FILE = "ca.crt";
+const CA_DIR = "ca";
+const CA_KEY_FILE = "ca.key";
+const CA_CERT_FILE = "ca.crt";
 const NEW = ".new";
 const TEMP_MARK = ".tmp-";
 

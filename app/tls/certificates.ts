@@ -8,9 +8,9 @@ const EC = { name: "ECDSA", namedCurve: "P-256" } as const;
 const SIGNING = { ...EC, hash: "SHA-256" } as const;
 const HOUR_MS = 60 * 60 * 1000;
 /** Backdated so that a guest whose clock runs a little behind the host's still accepts a fresh certificate. */
-export const CLOCK_SKEW_MS = HOUR_MS;
-export const CA_VALIDITY_MS = 10 * 365 * 24 * HOUR_MS;
-export const LEAF_VALIDITY_MS = 24 * HOUR_MS;
+const CLOCK_SKEW_MS = HOUR_MS;
+const CA_VALIDITY_MS = 10 * 365 * 24 * HOUR_MS;
+const LEAF_VALIDITY_MS = 24 * HOUR_MS;
 
 /** 16 random bytes, positive (RFC 5280: at most 20 octets, non-negative, unique per CA). */
 function serialNumber(): string {
@@ -24,7 +24,7 @@ function pem(label: "PRIVATE KEY", der: ArrayBuffer): string {
   return `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----\n`;
 }
 
-export async function exportKeyPem(key: CryptoKey): Promise<string> {
+async function exportKeyPem(key: CryptoKey): Promise<string> {
   return pem("PRIVATE KEY", await crypto.subtle.exportKey("pkcs8", key));
 }
 

@@ -26,7 +26,7 @@ export type ManagerCa = {
   rotate(): Promise<void>;
 };
 
-export type ManagerCaOptions = { now?: () => number };
+type ManagerCaOptions = { now?: () => number };
 
 /** A leaf is minted anew this long before it expires. */
 const RENEW_BEFORE_MS = 60 * 60 * 1000;

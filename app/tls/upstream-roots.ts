@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { X509Certificate } from "node:crypto";
 
 /** Where Debian, Ubuntu and Alpine keep the system bundle; the first one that exists is used. */
-export const SYSTEM_BUNDLES = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"];
+const SYSTEM_BUNDLES = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"];
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 export class UpstreamRootsError extends Error {}

@@ -5,7 +5,7 @@ import { ApiError, authHeaders } from "./api";
 
 export type StreamState = "connecting" | "live" | "reconnecting" | "refused";
 
-export type FeedHandlers = { onEvent(message: EventSourceMessage): void; onState(state: StreamState): void };
+type FeedHandlers = { onEvent(message: EventSourceMessage): void; onState(state: StreamState): void };
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {

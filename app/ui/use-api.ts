@@ -2,7 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "./api";
 
-export type Loaded<T> = { data: T | undefined; error: unknown };
+type Loaded<T> = { data: T | undefined; error: unknown };
 
 export function useApi<T>(path: string | null, tick: number): Loaded<T> {
   const [state, setState] = useState<Loaded<T>>({ data: undefined, error: undefined });
