@@ -15,7 +15,7 @@ export const TIER_OF_RUNTIME: Record<"local" | "gvisor" | "msb", IsolationTier> 
 export type TierStatus = { available: boolean; reason: string };
 export type TierAvailability = Record<IsolationTier, TierStatus>;
 
-export type TierResolution = { tier: IsolationTier; reason: string } | { tier: undefined; reason: string };
+type TierResolution = { tier: IsolationTier; reason: string } | { tier: undefined; reason: string };
 
 /**
  * auto → the strongest tier that works here. An explicit tier → that tier, or none with the reason: an

@@ -13,7 +13,7 @@ export type KvmFacts = {
   cpuVirtualisation: boolean | null;
 };
 
-export type KvmVerdict = { usable: boolean; facts: KvmFacts; detail: string; problems: Capability["problems"] };
+type KvmVerdict = { usable: boolean; facts: KvmFacts; detail: string; problems: Capability["problems"] };
 
 function cpuVirtualisation(): boolean | null {
   if (process.arch !== "x64" && process.arch !== "ia32") return null;

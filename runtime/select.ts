@@ -33,7 +33,7 @@ export type RuntimeSelection = {
   notUsed: Partial<Record<RuntimeName, string>>;
 };
 
-export type RuntimeProbes = Partial<Record<RuntimeName, Capability>>;
+type RuntimeProbes = Partial<Record<RuntimeName, Capability>>;
 
 /** Unset or empty means auto; surrounding spaces and case are not forgiven, so a typo is an error. */
 export function parseRuntimeRequest(value: string | undefined): RuntimeRequest {

@@ -20,7 +20,7 @@ import type { HostMount } from "./host-mounts";
 import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM, type GuestBinaries } from "./guest-binaries";
 
 /** Where host-mounts.ts finds what to attach: the annotation holds the HostMount list as JSON. */
-export const HOST_MOUNTS_ANNOTATION = "dev.session-sandbox.host-mounts";
+const HOST_MOUNTS_ANNOTATION = "dev.session-sandbox.host-mounts";
 /** Host tasks per guest process under the ptrace platform (measured: ~150 guest sleeps took ~620 host pids). */
 export const HOST_TASKS_PER_GUEST_PROCESS = 4;
 

@@ -12,7 +12,7 @@ import { Runsc } from "./runsc";
 import { ensureGuestBinaries, type GuestBinaries } from "./guest-binaries";
 import { RUNSC_TERMINAL } from "./terminal";
 
-export type GvisorDriverOptions = LocalDriverOptions & { runscPath?: string };
+type GvisorDriverOptions = LocalDriverOptions & { runscPath?: string };
 
 export function createGvisorDriver(options: GvisorDriverOptions): LocalDriver {
   return createLocalDriver(options, ({ paths, layout, initPath }) => {

@@ -9,7 +9,7 @@ import { INSTALL_DEPS_SCRIPT } from "../local/rootfs";
 import type { Runsc } from "./runsc";
 import { guestBinaryPaths } from "./guest-binaries";
 
-export type GvisorProbeInput = {
+type GvisorProbeInput = {
   runsc: Runsc;
   runscPath: string | null;
   initPath: string;

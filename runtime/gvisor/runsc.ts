@@ -13,8 +13,8 @@ import { gvisorConfig, hostMountsDir, hostMountsOf } from "./gvisor-config";
 import type { GuestBinaries } from "./guest-binaries";
 import { attachHostMounts, releaseHostMounts } from "./host-mounts";
 
-export type RunscOptions = { runscPath: string; runscRoot: string; stateDir: string; layout: CgroupLayout | undefined; binaries: () => GuestBinaries };
-export type RunscResult = { exitCode: number; stdout: string; stderr: string };
+type RunscOptions = { runscPath: string; runscRoot: string; stateDir: string; layout: CgroupLayout | undefined; binaries: () => GuestBinaries };
+type RunscResult = { exitCode: number; stdout: string; stderr: string };
 
 /**
  * runsc resolves a container id by prefix and refuses an ambiguous one (VM `ct-2` beside `ct-21`), so its

@@ -12,7 +12,7 @@ export type CgroupLayout =
   | { kind: "v2"; unifiedRoot: string }
   | { kind: "v1" | "hybrid"; hierarchies: Map<string, string>; unifiedRoot?: string };
 
-export type MountEntry = { mountPoint: string; fsType: string; superOptions: string[] };
+type MountEntry = { mountPoint: string; fsType: string; superOptions: string[] };
 
 /** mountinfo escapes space, tab, newline and backslash as octal (`\040`). */
 function unescape(field: string): string {
@@ -51,7 +51,7 @@ function knownControllers(): Set<string> {
 }
 
 /** The same key for a mount's super options and a /proc/PID/cgroup controllers field. */
-export function hierarchyKey(controllers: string[]): string {
+function hierarchyKey(controllers: string[]): string {
   return [...controllers].sort().join(",");
 }
 
@@ -77,7 +77,7 @@ export function detectCgroupLayout(): CgroupLayout | undefined {
 }
 
 /** The controllers a VM needs, and whether each is usable in this layout. */
-export const REQUIRED_CONTROLLERS = ["memory", "cpu", "pids"] as const;
+const REQUIRED_CONTROLLERS = ["memory", "cpu", "pids"] as const;
 
 export function missingControllers(layout: CgroupLayout): string[] {
   if (layout.kind === "v2") {

@@ -7,8 +7,8 @@ import { GUEST_PROXY_PORT, type OciConfig } from "./oci-config";
 import type { AgentListener, OciRuntime, RuntimeVm } from "./oci-runtime";
 import { mountProblems } from "./verify-mounts";
 
-export type CrunOptions = { crunPath: string; unsharePath: string; crunRoot: string; layout: CgroupLayout };
-export type CrunResult = { exitCode: number; stdout: string; stderr: string };
+type CrunOptions = { crunPath: string; unsharePath: string; crunRoot: string; layout: CgroupLayout };
+type CrunResult = { exitCode: number; stdout: string; stderr: string };
 
 export class Crun implements OciRuntime {
   readonly name = "crun";

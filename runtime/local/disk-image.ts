@@ -127,7 +127,7 @@ function kernelPath(path: string): string {
 }
 
 /** Loop devices backed by the image at `path`. */
-export function loopDevicesOf(path: string): string[] {
+function loopDevicesOf(path: string): string[] {
   const target = kernelPath(path);
   return loopDevices((backing) => backing === target);
 }

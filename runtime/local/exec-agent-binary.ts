@@ -18,7 +18,7 @@ const EXEC_AGENT: CProgram = {
   buildFix: "a static build needs libc6-dev; scripts/install-runtime-deps.sh installs it",
 };
 
-export type ExecAgentBuild = CBuild;
+type ExecAgentBuild = CBuild;
 
 /** Static glibc, which `gcc -static` links against (Debian's libc6-dev). */
 const STATIC_LIBC = ["/usr/lib/x86_64-linux-gnu/libc.a", "/usr/lib/aarch64-linux-gnu/libc.a", "/usr/lib/libc.a"];

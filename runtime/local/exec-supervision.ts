@@ -8,7 +8,7 @@ import type { ExecRequest } from "../driver";
  */
 export const CANCEL_GRACE_MS = 5000;
 
-export type CancelReason = "timeout" | "abort";
+type CancelReason = "timeout" | "abort";
 
 /**
  * Watches the runtime process of one exec: on the request's timeout or abort (the first of them), `kill`

@@ -63,7 +63,7 @@ export type LocalDriverOptions = {
  * What a tier built on this driver swaps in (runtime/gvisor/): the OCI runtime, its probe, how a command
  * runs, whether it has terminals. createLocalDriver uses crun's (the `local` tier) when given none.
  */
-export type OciTier = {
+type OciTier = {
   driverName: "local" | "gvisor";
   runtime: OciRuntime;
   probe(): Promise<Capability>;
@@ -76,7 +76,7 @@ export type OciTier = {
   execAgent?: boolean;
 };
 /** What the driver computes once and a tier builds on. */
-export type TierBase = { paths: StatePaths; layout: CgroupLayout | undefined; initPath: string };
+type TierBase = { paths: StatePaths; layout: CgroupLayout | undefined; initPath: string };
 
 function crunTier(options: LocalDriverOptions, { paths, layout, initPath }: TierBase): OciTier {
   const crunPath = Bun.which(options.crunPath ?? "crun");

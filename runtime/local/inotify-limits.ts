@@ -15,7 +15,7 @@ const HOST_RESERVE = { instances: 128, watches: 65_536 };
 const HOST_FILES = { instances: "/proc/sys/fs/inotify/max_user_instances", watches: "/proc/sys/fs/inotify/max_user_watches" } as const;
 const SYSCTL_NAMES = { instances: "fs.inotify.max_user_instances", watches: "fs.inotify.max_user_watches" } as const;
 
-export type InotifyLimits = { instances: number; watches: number };
+type InotifyLimits = { instances: number; watches: number };
 export type OciHook = { path: string; args: string[]; env?: string[]; timeout?: number };
 
 /** What the host quota of root must be so that `vms` VMs can each use their whole per-VM limit. */
@@ -23,7 +23,7 @@ export function hostInotifyNeed(vms = PLANNED_VMS): InotifyLimits {
   return { instances: vms * VM_INOTIFY_INSTANCES + HOST_RESERVE.instances, watches: vms * VM_INOTIFY_WATCHES + HOST_RESERVE.watches };
 }
 
-export function readHostInotifyLimits(): InotifyLimits | undefined {
+function readHostInotifyLimits(): InotifyLimits | undefined {
   try {
     return { instances: Number(readFileSync(HOST_FILES.instances, "utf8")), watches: Number(readFileSync(HOST_FILES.watches, "utf8")) };
   } catch {

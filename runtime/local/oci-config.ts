@@ -10,8 +10,8 @@ import { vmSeccompProgramBase64 } from "./vm-seccomp";
 import { vmInotifyHook, type OciHook } from "./inotify-limits";
 
 /** Where the exec agent program is in every guest (on the VM's /run tmpfs, like its init), and its listener's fd (exec-agent-client.ts). */
-export const GUEST_EXEC_AGENT = "/run/vm-exec-agent";
-export const AGENT_LISTENER_FD = 3;
+const GUEST_EXEC_AGENT = "/run/vm-exec-agent";
+const AGENT_LISTENER_FD = 3;
 
 export type OciMount = { destination: string; type: string; source: string; options?: string[] };
 
@@ -54,7 +54,7 @@ export type OciConfig = {
 };
 
 /** tini is bind-mounted here (on the /run tmpfs) so the image needs no init of its own. */
-export const GUEST_INIT = "/run/vm-init";
+const GUEST_INIT = "/run/vm-init";
 const CPU_PERIOD_US = 100_000;
 
 /** RLIMIT_NOFILE for guests: crun cannot raise it above the manager's own hard limit (EPERM). */
@@ -87,7 +87,7 @@ export function guestProcess(args: string[], cwd: string, env: string[]): OciPro
   };
 }
 
-export type ConfigInput = {
+type ConfigInput = {
   spec: VmSpec;
   guestRoot: string;
   hostUidBase: number;
@@ -130,7 +130,7 @@ function sessionMount(mount: BindMount, hostUidBase: number, source: string): Oc
 }
 
 /** Where the egress proxy's socket directory appears in the guest, and the guest-side proxy port. */
-export const GUEST_EGRESS_DIR = "/run/sandbox-egress";
+const GUEST_EGRESS_DIR = "/run/sandbox-egress";
 export const GUEST_PROXY_PORT = 3128;
 
 /**

@@ -7,7 +7,7 @@ import { raiseHostInotifyLimits } from "./inotify-limits";
 import type { Crun } from "./crun";
 import { BUILD_ROOTFS_SCRIPT, INSTALL_DEPS_SCRIPT, rootfsReady } from "./rootfs";
 
-export type ProbeInput = {
+type ProbeInput = {
   crun: Crun;
   crunPath: string | null;
   initPath: string;

@@ -37,7 +37,7 @@ const DENIED = [
 ];
 
 /** The families a coding guest needs: AF_UNIX 1, AF_INET 2, AF_INET6 10, AF_NETLINK 16 (iproute2, glibc's getaddrinfo). */
-export const ALLOWED_SOCKET_FAMILIES = [1, 2, 10, 16];
+const ALLOWED_SOCKET_FAMILIES = [1, 2, 10, 16];
 const LOWEST_UNLISTED_FAMILY = 17;
 
 /**

@@ -4,11 +4,11 @@
 import type { ExecSink } from "../driver";
 
 /** Long enough for a join failure to show (crun exits within milliseconds of it), short enough to go unnoticed. */
-export const STARTUP_HOLD_MS = 1_000;
+const STARTUP_HOLD_MS = 1_000;
 /** crun's complaints are a few hundred bytes: more held than this is the command's own, so it has started. */
 const HOLD_MAX_BYTES = 64 * 1024;
 
-export type StartupHold = {
+type StartupHold = {
   sink: ExecSink;
   /** The attempt is good: everything held goes out, in order, and later output passes straight through. */
   release(): void;

@@ -14,7 +14,7 @@ import { dirname, join, resolve } from "node:path";
 export const DEFAULT_UID_REGISTRY_DIR = "/var/lib/session-sandbox/uid-ranges";
 
 /** Who holds a range: the state dir (real path) of the driver that claimed it, and the volume it is for. */
-export type UidClaim = { stateDir: string; volume: string };
+type UidClaim = { stateDir: string; volume: string };
 
 export class UidRegistry {
   private readonly owner: string;

@@ -7,14 +7,14 @@ import { readFileSync, statSync } from "node:fs";
 import { relative } from "node:path";
 import type { BindMount } from "../driver";
 
-export type MountEntry = { device: string; root: string; mountPoint: string; options: string[] };
+type MountEntry = { device: string; root: string; mountPoint: string; options: string[] };
 
 /** mountinfo escapes space, tab, newline and backslash as octal (`\040`). */
 function unescape(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
-export function parseMountinfo(text: string): MountEntry[] {
+function parseMountinfo(text: string): MountEntry[] {
   return text
     .split("\n")
     .filter((line) => line.trim())

@@ -14,7 +14,7 @@ export type VmRecord = {
   execAgent?: boolean;
 };
 /** PID 1 of the running VM, plus its start time so a recycled pid is never mistaken for it. */
-export type RuntimeRecord = { pid: number; startTime: string };
+type RuntimeRecord = { pid: number; startTime: string };
 
 function writeJsonAtomic(path: string, value: unknown): void {
   writeFileSync(`${path}.tmp`, JSON.stringify(value, null, 1), { mode: 0o600 });

@@ -14,9 +14,9 @@ import { VolumeDisks } from "./volume-disks";
 export const UIDS_PER_VM = 65536;
 
 /** `diskMib`: the size of the volume's disk (volume-disks.ts); absent for a volume made before disk quotas. */
-export type VolumeRecord = { name: string; slot: number; createdAt: number; diskMib?: number };
+type VolumeRecord = { name: string; slot: number; createdAt: number; diskMib?: number };
 /** `registryDir`: the host-wide claims of uid ranges (uid-registry.ts), shared with other managers. */
-export type UidPlan = { firstHostUid: number; slots: number; registryDir: string };
+type UidPlan = { firstHostUid: number; slots: number; registryDir: string };
 
 export class Volumes {
   readonly disks: VolumeDisks;

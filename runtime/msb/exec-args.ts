@@ -51,7 +51,7 @@ export function buildExecArgs(name: string, request: Pick<ExecRequest, "argv" | 
  * Stops, then kills (twice, to catch children forked during the first pass) every guest process
  * whose environment carries the marker. POSIX sh, tr and grep only: busybox images have them.
  */
-export const KILL_TREE_SCRIPT = [
+const KILL_TREE_SCRIPT = [
   'marker="$1"',
   "for sig in STOP KILL KILL; do",
   "  for dir in /proc/[0-9]*; do",

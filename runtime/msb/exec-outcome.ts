@@ -5,7 +5,7 @@
 import { RuntimeError } from "../driver";
 import { formatErrorBlock, trailingErrorBlock } from "./stderr-tail";
 
-export type ExecOutcome =
+type ExecOutcome =
   /** The guest command ran (or failed to spawn, as a shell reports it) and exited with this code. */
   | { kind: "exited"; exitCode: number; forwardHeld: boolean }
   /** msb's own --timeout killed the guest command's process group. */

@@ -8,7 +8,7 @@ export type MsbOutput = { args: string[]; exitCode: number | null; signalCode: s
 
 export type MsbTraceEvent = { args: string[]; exitCode: number | null; signalCode: string | null; durationMs: number };
 
-export type StreamingChild = Subprocess<"ignore", "pipe", "pipe">;
+type StreamingChild = Subprocess<"ignore", "pipe", "pipe">;
 
 // Only what msb needs reaches it: the manager's own secrets (its token) stay out of msb's env.
 const PASSED_THROUGH = ["PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "RUST_LOG"];

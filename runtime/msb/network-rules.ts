@@ -14,7 +14,7 @@ import { asArray, asRecord, asString } from "./json-guards";
 export { readRuleToken } from "./network-rule-json";
 
 /** Always allowed with an allow-list: domain rules only match names the sandbox resolved itself. */
-export const DNS_RULE_TOKEN = "allow@dns";
+const DNS_RULE_TOKEN = "allow@dns";
 /**
  * msb's `host` group is the VM's gateway, where its DNS answers: nothing else there is opened (a `private`
  * rule would otherwise cover the gateway's address). Written twice: at the top, and again between the
@@ -40,7 +40,7 @@ export function msbEntryProblem(entry: AllowEntry): string | null {
 }
 
 /** Parses every entry with the shared grammar and refuses what msb cannot enforce, naming each problem. */
-export function parseMsbEntries(allow: readonly string[]): AllowEntry[] {
+function parseMsbEntries(allow: readonly string[]): AllowEntry[] {
   return allow.map((text) => {
     const parsed = parseAllowEntry(text);
     if (!parsed.ok) throw new InvalidSpecError(`allow entry ${JSON.stringify(text)} ${parsed.reason}`);
@@ -89,7 +89,7 @@ const insideClosedRange = (entry: AllowEntry) => entry.kind === "address" && CLO
  * a closed range opens that range part (after metadata, which stays exclusive); a wider address entry, a
  * domain or `public` opens only what no closed range holds, because the floor denies those first.
  */
-export function buildAllowlistTokens(entries: readonly AllowEntry[]): string[] {
+function buildAllowlistTokens(entries: readonly AllowEntry[]): string[] {
   const inside = entries.filter(insideClosedRange);
   const rest = entries.filter((e) => !insideClosedRange(e) && e.kind !== "keyword");
   const publicKeyword = entries.filter((e) => e.kind === "keyword" && e.keyword === "public");

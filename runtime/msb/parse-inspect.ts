@@ -17,14 +17,14 @@ export type MsbVmInfo = VmInfo & { anomalies: string[] };
 const STOPPED_STATUSES = new Set(["Stopped", "Crashed", "Created"]);
 const RUNNING_STATUSES = new Set(["Running", "Draining", "Starting", "Paused"]);
 
-export function readStatus(value: unknown, anomalies: string[]): VmStatus {
+function readStatus(value: unknown, anomalies: string[]): VmStatus {
   const status = asString(value);
   if (status !== undefined && RUNNING_STATUSES.has(status)) return "running";
   if (status === undefined || !STOPPED_STATUSES.has(status)) anomalies.push(`status not recognised: ${JSON.stringify(value)}`);
   return "stopped";
 }
 
-export function readCreatedAt(value: unknown): number {
+function readCreatedAt(value: unknown): number {
   const parsed = Date.parse(asString(value) ?? "");
   return Number.isNaN(parsed) ? 0 : parsed;
 }
@@ -106,7 +106,7 @@ function readLabels(value: unknown, anomalies: string[]): Record<string, string>
 }
 
 /** The VmSpec a sandbox's config describes, as far as it can be read. */
-export function readSpec(config: Record<string, unknown> | undefined, fallbackName: string, anomalies: string[]): VmSpec {
+function readSpec(config: Record<string, unknown> | undefined, fallbackName: string, anomalies: string[]): VmSpec {
   if (!config) anomalies.push("inspect output has no config object");
   const resources = asRecord(config?.resources);
   const mounts = readMounts(config?.mounts, anomalies);
@@ -150,7 +150,7 @@ export function parseInspect(value: unknown, requestedName: string): MsbVmInfo {
   return { name, status: readStatus(top?.status, anomalies), spec, createdAt: readCreatedAt(top?.created_at), anomalies };
 }
 
-export type ListEntry = { name: string; status: VmStatus };
+type ListEntry = { name: string; status: VmStatus };
 
 /** Parses `msb list --format=json`: an array of {name, status, image, created_at}. Nameless entries are skipped. */
 export function parseList(value: unknown): { entries: ListEntry[]; anomalies: string[] } {

@@ -6,7 +6,7 @@ import { microvmSecretsOf, type MicrovmSecret, type VmSpec } from "../driver";
 import { asArray, asRecord, asString } from "./json-guards";
 import { InvalidSpecError } from "./spec-checks";
 
-export type MsbSecret = MicrovmSecret;
+type MsbSecret = MicrovmSecret;
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 const HOST = /^(\*\.)?[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;

@@ -2,7 +2,7 @@
 // stderr: in `msb exec --stream` the guest's stderr and msb's error report share one stream, and
 // msb writes its report last, so only a trailing block can be msb's.
 
-export type ErrorBlock = { header: string; details: string[] };
+type ErrorBlock = { header: string; details: string[] };
 
 const ANSI_ESCAPE = /\u001b\[[0-9;]*m/g;
 const DETAIL_LINE = /^\s+(→|->)\s?/;

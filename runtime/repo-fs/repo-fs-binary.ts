@@ -19,7 +19,7 @@ const REPO_FS: CProgram = {
   buildFix: INSTALL_HINT,
 };
 
-export type RepoFsBuild = CBuild;
+type RepoFsBuild = CBuild;
 
 /** Read-only, for the doctor: built, buildable on first use, or why not (then no VM can mount a repository). */
 export function repoFsStatus(dir = DEFAULT_EXEC_AGENT_DIR): { ok: boolean; detail: string } {

@@ -20,7 +20,7 @@ export function repoViewsDir(stateDir: string, vmName: string): string {
 }
 
 /** Where the view of the VM's `index`-th guarded mount is mounted on the host. */
-export function repoViewPath(stateDir: string, vmName: string, index: number): string {
+function repoViewPath(stateDir: string, vmName: string, index: number): string {
   return join(repoViewsDir(stateDir, vmName), String(index));
 }
 

@@ -6,7 +6,7 @@ import type { RuntimeName } from "../select";
 import type { Tier } from "./tier";
 
 /** Where the guest reaches the host proxy (the forwarder inside every embedded VM listens there). */
-export const GUEST_PROXY_URL = "http://127.0.0.1:3128";
+const GUEST_PROXY_URL = "http://127.0.0.1:3128";
 
 /** The variables common tools read for their trust store, each naming the VM's bundle. */
 export const CA_ENV_NAMES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE"] as const;
@@ -21,7 +21,7 @@ export function caBundleEnv(): Record<string, string> {
 }
 
 /** Every proxy variable tools read, upper and lower case, pointing at the host proxy; loopback stays direct. */
-export function proxyEnv(): Record<string, string> {
+function proxyEnv(): Record<string, string> {
   const env: Record<string, string> = { NO_PROXY: "localhost,127.0.0.1,::1", no_proxy: "localhost,127.0.0.1,::1" };
   for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"]) env[name] = GUEST_PROXY_URL;
   return env;
