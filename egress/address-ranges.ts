@@ -93,7 +93,7 @@ function sameAddress(a: IpAddress | null, b: IpAddress): boolean {
 }
 
 /** Host names that reach instance metadata services; blocked by name before any lookup. */
-export const METADATA_NAMES = ["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"];
+const METADATA_NAMES = ["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"];
 
 export function isMetadataName(host: string): boolean {
   return METADATA_NAMES.some((name) => host === name || host.endsWith(`.${name}`));

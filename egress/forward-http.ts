@@ -5,7 +5,7 @@ import { plainResponse } from "./proxy-responses";
 import { socketPair } from "./socket-pair";
 import { UpstreamResponseError, type ResponseRewriter } from "./response-rewriter";
 
-export type ForwardOptions = {
+type ForwardOptions = {
   idleTimeoutMs: number;
   lingerMs: number;
   onUpstreamError: (reason: string) => void;

@@ -14,7 +14,7 @@ import { SecretRedactor } from "./secret-redactor";
 import { compileSecrets, redactionPatterns, secretsForTarget, type CompiledSecret, type SecretRule } from "./secrets";
 import type { ConnectionContext } from "./connection-context";
 
-export type HttpRequest = { head: RequestHead; target: EgressTarget; originForm: string; rest: Buffer };
+type HttpRequest = { head: RequestHead; target: EgressTarget; originForm: string; rest: Buffer };
 
 export type PreparedHttp = { head: Buffer; rewriter: ResponseRewriter; redactor: SecretRedactor | null; usedSecrets: string[] };
 

@@ -22,7 +22,7 @@ export function parseIpv4(text: string): bigint | null {
 }
 
 /** IPv6 text (with `::`, an optional dotted IPv4 tail and an optional `%zone`) → 128-bit value. */
-export function parseIpv6(text: string): bigint | null {
+function parseIpv6(text: string): bigint | null {
   const zoneless = text.replace(/%[A-Za-z0-9_.-]+$/, "");
   if (!/^[0-9A-Fa-f:.]+$/.test(zoneless)) return null;
   const halves = zoneless.split("::");

@@ -44,7 +44,7 @@ const LOCALHOST_ADDRESSES = ["127.0.0.1", "::1"] as const;
 export const HOST_ALIAS = "host.sandbox.internal";
 const HOST_ALIAS_ADDRESS = "127.0.0.1";
 
-export function isLocalhostName(host: string): boolean {
+function isLocalhostName(host: string): boolean {
   return host === "localhost" || host.endsWith(".localhost");
 }
 

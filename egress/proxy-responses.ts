@@ -2,7 +2,7 @@
 import type { Denial, EgressTarget } from "./policy";
 import { formatTarget } from "./policy";
 
-export const STATUS_TEXT: Record<number, string> = {
+const STATUS_TEXT: Record<number, string> = {
   400: "Bad Request",
   403: "Forbidden",
   405: "Method Not Allowed",

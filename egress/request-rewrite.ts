@@ -5,7 +5,7 @@ import type { EgressTarget } from "./policy";
 import { substitute, type CompiledSecret } from "./secrets";
 import { hostHeader } from "./target";
 
-export type UpstreamRequest = { head: Buffer; usedSecrets: string[] };
+type UpstreamRequest = { head: Buffer; usedSecrets: string[] };
 
 // Upgrade is dropped because the connection is closed after one response (no WebSocket over plain HTTP).
 const DROPPED = new Set(["host", "connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "upgrade"]);

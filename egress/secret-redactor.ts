@@ -1,7 +1,7 @@
 // Stream-safe replacement of secret values by placeholders in bytes going back to the guest.
 
 /** `ignoreCase`: ASCII letters match in either case (hex digits of an encoded form: `%2f`, `%2F`). */
-export type RedactionPattern = { name: string; find: string; replacement: string; ignoreCase?: boolean };
+type RedactionPattern = { name: string; find: string; replacement: string; ignoreCase?: boolean };
 
 type Compiled = { name: string; find: Buffer; replacement: Buffer; ignoreCase: boolean };
 

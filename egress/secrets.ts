@@ -9,7 +9,7 @@ export type CompiledSecret = { name: string; placeholder: string; value: string;
 
 /** Short values would be redacted out of ordinary response text; real tokens are far longer. */
 export const MIN_SECRET_VALUE_LENGTH = 8;
-export const MAX_SECRET_VALUE_LENGTH = 16_384;
+const MAX_SECRET_VALUE_LENGTH = 16_384;
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 // URL- and header-safe, so the placeholder survives unchanged wherever the guest puts it.
 const PLACEHOLDER = /^[A-Za-z0-9_.~-]{8,256}$/;

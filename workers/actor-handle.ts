@@ -27,7 +27,7 @@ type Pending = {
  */
 export type OnChunk = (stream: "stdout" | "stderr", data: Uint8Array) => Promise<void> | undefined | void;
 
-export type ActorHooks = {
+type ActorHooks = {
   onState(state: ActorState): void;
   /** A line the actor wants in the manager's log. */
   onLog(level: "info" | "warn", message: string, fields: Record<string, unknown>): void;
@@ -36,7 +36,7 @@ export type ActorHooks = {
   onExit(handle: ActorHandle, crashed: boolean): void;
 };
 
-export type ExecCallbacks = { onStarted(): void; onChunk: OnChunk };
+type ExecCallbacks = { onStarted(): void; onChunk: OnChunk };
 
 type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> : never;
 

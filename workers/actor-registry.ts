@@ -4,7 +4,7 @@
 import { ActorHandle, closeSpareWorker, keepSpareWorker, type ActorTransport, workerTransport } from "./actor-handle";
 import type { ActorState, DriverConfig } from "./protocol";
 
-export type RegistryEvents = {
+type RegistryEvents = {
   state(state: ActorState): void;
   log(level: "info" | "warn", message: string, fields: Record<string, unknown>): void;
   crashed(vmName: string): void;

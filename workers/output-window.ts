@@ -14,7 +14,7 @@ export const OUTPUT_WINDOW_BYTES = 4 * 1024 * 1024;
  * The main thread reports what was taken in batches of at least this much, not one notice per chunk. Below
  * the window, so the last batch still unreported never holds the actor back.
  */
-export const OUTPUT_TAKEN_BATCH_BYTES = OUTPUT_WINDOW_BYTES / 4;
+const OUTPUT_TAKEN_BATCH_BYTES = OUTPUT_WINDOW_BYTES / 4;
 
 /**
  * Where a paced producer waits for room: every waiter until the next `wake` shares one promise, and `wake`

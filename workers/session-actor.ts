@@ -5,7 +5,7 @@ import { RuntimeError, type RuntimeDriver, type TerminalHandle, type VmSpec } fr
 import { createOutputWindow, type OutputWindow } from "./output-window";
 import { REVOKING_REASONS, type ActorEvent, type ActorNotice, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
 
-export class ActorError extends Error {
+class ActorError extends Error {
   constructor(readonly record: ErrorRecord) {
     super(record.message);
   }
