@@ -18,7 +18,7 @@ type Values<O extends OptionsConfig> = { [K in keyof O]?: O[K] extends { type: "
 };
 type Parsed<O extends OptionsConfig> = { values: Values<O>; positionals: string[] };
 
-export type CommandSpec<O extends OptionsConfig> = {
+type CommandSpec<O extends OptionsConfig> = {
   /** The subcommand: `session-sandbox <name>`, and in the repository `bun run <name>`. */
   name: string;
   /** Usage lines and a description, printed by --help. */
@@ -26,7 +26,7 @@ export type CommandSpec<O extends OptionsConfig> = {
   options: O;
 };
 
-export type Context<O extends OptionsConfig> = {
+type Context<O extends OptionsConfig> = {
   values: Parsed<O>["values"];
   positionals: string[];
   out: Output;

@@ -46,7 +46,7 @@ export function makeOutput(options: { json: boolean; env: Env; isTty: boolean; r
   };
 }
 
-export type Column = { header: string; align?: "left" | "right" };
+type Column = { header: string; align?: "left" | "right" };
 
 /** Aligned columns, two spaces apart, header in bold; widths ignore color codes; no trailing spaces. */
 export function renderTable(columns: Column[], rows: string[][], paint: Paint): string {

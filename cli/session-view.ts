@@ -5,7 +5,7 @@ import { renderPairs, type Output } from "./output";
 import { describeNetwork } from "./network-arg";
 import { describeImageChoice } from "./image-arg";
 
-export type SessionSandbox = Awaited<ReturnType<SandboxClient["sandbox"]["get"]>>;
+type SessionSandbox = Awaited<ReturnType<SandboxClient["sandbox"]["get"]>>;
 
 export function sessionSandboxJson(state: SessionSandbox) {
   return {

@@ -9,7 +9,7 @@ import { runOnHost } from "./host-run";
 import { tail } from "./provider";
 import type { SessionTracker } from "./sessions";
 
-export const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_TIMEOUT_MS = 120_000;
 
 const DESCRIPTION = `Executes a given bash command with optional timeout, ensuring proper handling and security measures.
 

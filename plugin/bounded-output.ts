@@ -2,9 +2,9 @@
 // set OpenCode's memory (the manager holds the guest back for a slow reader, but this reader is fast). The
 // first and the last MAX_KEPT_CHARS / 2 characters are kept, with a line saying how much was left out
 // between them. OpenCode shortens long tool output for the agent itself; this bound is far above its own.
-export const MAX_KEPT_CHARS = 8 * 1024 * 1024;
+const MAX_KEPT_CHARS = 8 * 1024 * 1024;
 
-export type BoundedOutput = {
+type BoundedOutput = {
   append(text: string): void;
   /** The output kept so far, with the note of what was left out when anything was. Costs a copy of it. */
   text(): string;

@@ -9,12 +9,12 @@ import type { SessionTracker } from "./sessions";
 /** A provider that can run calls (the arbiter lets only those win). */
 export type RunningProvider = SandboxProvider & Required<Pick<SandboxProvider, "execute">>;
 
-export type CallRoute =
+type CallRoute =
   | { kind: "host"; callID: string }
   | { kind: "provider"; callID: string; provider: RunningProvider; providerId: string; tier: string };
 
 /** OpenCode passes the call id at runtime; it is not in the published ToolContext type. */
-export function callIdOf(context: ToolContext): string {
+function callIdOf(context: ToolContext): string {
   return (context as ToolContext & { callID?: string }).callID ?? `${context.messageID}:${randomUUID()}`;
 }
 

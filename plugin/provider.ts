@@ -68,7 +68,7 @@ async function sandboxViewOf(instance: Instance, manager: SandboxClient, session
 }
 
 /** The manager's mode → a claim: explicit toggle → `explicit`, on by default → `default`, off → null. */
-export async function claimFromManager(instance: Instance, input: ClaimInput): Promise<Claim | null> {
+async function claimFromManager(instance: Instance, input: ClaimInput): Promise<Claim | null> {
   const manager = managerOf(instance);
   try {
     const view = await sandboxViewOf(instance, manager, input.sessionID);
@@ -84,14 +84,14 @@ export async function claimFromManager(instance: Instance, input: ClaimInput): P
 }
 
 /** Keeps the tail the UI shows, like the built-in tool (the full output goes back to OpenCode). */
-export const METADATA_OUTPUT_CHARS = 30_000;
+const METADATA_OUTPUT_CHARS = 30_000;
 export const tail = (text: string) => (text.length <= METADATA_OUTPUT_CHARS ? text : `...\n\n${text.slice(-METADATA_OUTPUT_CHARS)}`);
 
 /** How often the live view of a running command's output is refreshed. */
 const LIVE_OUTPUT_EVERY_MS = 250;
 
 /** Runs a won call in the session's VM: streams output, honours the timeout, cancels in the VM on abort. */
-export async function executeInVm(instance: Instance, call: ProviderCall): Promise<ProviderResult> {
+async function executeInVm(instance: Instance, call: ProviderCall): Promise<ProviderResult> {
   const manager = managerOf(instance);
   const decoder = new TextDecoder();
   const output = boundedOutput();

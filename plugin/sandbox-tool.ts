@@ -15,7 +15,7 @@ type Line = [string, unknown];
 type View = Awaited<ReturnType<ReturnType<typeof managerOf>["sandbox"]["get"]>>;
 
 /** The effective network policy in words, for the model. */
-export function describeNetworkPolicy(policy: View["network"]["effective"]): string {
+function describeNetworkPolicy(policy: View["network"]["effective"]): string {
   if (policy.mode === "none") return "none (no network access)";
   if (policy.mode === "all") return "all (any host)";
   return policy.allow.length === 0 ? "allowlist, empty (no network access)" : `allowlist: ${policy.allow.join(", ")}`;

@@ -4,7 +4,7 @@ import { SessionConflictError, SessionNotFoundError, type SandboxClient } from "
 
 export type OpencodeSession = { id: string; directory: string; parentID?: string | null };
 /** Reads one session from OpenCode (the plugin's OpenCode client), or null if it does not exist. */
-export type FetchSession = (id: string) => Promise<OpencodeSession | null>;
+type FetchSession = (id: string) => Promise<OpencodeSession | null>;
 
 const MAX_DEPTH = 32;
 

@@ -5,7 +5,7 @@ import { decideCall } from "../sdk/index";
 import { PROVIDER_ID, type Instance } from "./provider";
 import type { SessionTracker } from "./sessions";
 
-export type ShellEnvInput = { cwd: string; sessionID?: string; callID?: string };
+type ShellEnvInput = { cwd: string; sessionID?: string; callID?: string };
 
 export function createShellEnvHook(instance: Instance, sessions: SessionTracker) {
   return async (input: ShellEnvInput, output: { env: Record<string, string> }) => {

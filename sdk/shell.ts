@@ -31,7 +31,7 @@ export type ShellConnection = {
 
 type ServerMessage = { type: "started"; vmName: string } | ({ type: "exit" } & ShellExit) | { type: "error"; code: string; status: number; message: string };
 
-export function shellUrl(baseUrl: string, sessionId: string, options: Pick<ShellOptions, "rows" | "cols" | "term">): string {
+function shellUrl(baseUrl: string, sessionId: string, options: Pick<ShellOptions, "rows" | "cols" | "term">): string {
   const url = new URL(`/api/sessions/${encodeURIComponent(sessionId)}/shell`, baseUrl);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   url.searchParams.set("rows", String(options.rows ?? 24));

@@ -37,7 +37,7 @@ async function managerChecks(client: SandboxClient, url: string, tokenProblem: s
 }
 
 /** The report as text; with `lineWidth`, details and fixes wrap at word boundaries under their column. */
-export function render(checks: SourcedCheck[], out: Output, lineWidth?: number): string {
+function render(checks: SourcedCheck[], out: Output, lineWidth?: number): string {
   const width = Math.max(...checks.map((check) => check.name.length));
   const column = 2 + 4 + 2 + width + 2; // where details and fixes start
   // Continuations go under the text, unless that leaves a narrow terminal too little room: then under the name.

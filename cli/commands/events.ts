@@ -25,7 +25,7 @@ back to an ID) or an overflow is said on stderr. --json: one JSON object per lin
 type Published = Extract<SandboxEvent, { id: string }>;
 
 /** What happened, in words: the part of a line after its time, id and type. */
-export function describeEvent(event: Published): string {
+function describeEvent(event: Published): string {
   switch (event.type) {
     case "vm":
       return `${event.vmName} ${event.status}${event.reason ? ` (${event.reason})` : ""}${event.rootSessionID ? ` session=${event.rootSessionID}` : ""}`;
@@ -46,12 +46,12 @@ export function describeEvent(event: Published): string {
   }
 }
 
-export function eventLine(event: Published, out: Output): string {
+function eventLine(event: Published, out: Output): string {
   return `${isoTime(event.at)}  ${out.paint.dim(event.id)}  ${out.paint.cyan(event.type.padEnd(8))}  ${describeEvent(event)}`;
 }
 
 /** Where to start: an event id as given; a duration as the first id of that moment; without -f, the beginning. */
-export function sinceOf(since: string | undefined, follow: boolean, now = Date.now()): { since?: string; derived: boolean } {
+function sinceOf(since: string | undefined, follow: boolean, now = Date.now()): { since?: string; derived: boolean } {
   if (since === undefined) return follow ? { derived: false } : { since: BEGINNING, derived: true };
   if (/^\d+(\.\d+)?(ms|s|m|h|d|w)$/.test(since)) return { since: eventIdAt(now - parseDurationMs(since, "--since")), derived: true };
   return { since, derived: false };

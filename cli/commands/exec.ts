@@ -9,7 +9,7 @@ import { untilInterrupted } from "../interrupt";
 import { safeStream } from "../terminal-safe";
 
 /** Exit codes of exec itself, outside what commands usually return (as `docker exec` does). */
-export const EXEC_EXIT = { notRun: 125, timedOut: 124, interrupted: 130 } as const;
+const EXEC_EXIT = { notRun: 125, timedOut: 124, interrupted: 130 } as const;
 
 const HELP = `usage: session-sandbox exec <session> [--cwd DIR] [--timeout 90s] [--raw] -- <command…>
 
@@ -24,7 +24,7 @@ exit codes: the command's own; ${EXEC_EXIT.timedOut} when it timed out, ${EXEC_E
 ${EXEC_EXIT.notRun} when it did not run or the stream broke (the reason is on stderr)`;
 
 /** Splits at the first `--`: the exec's own arguments, and the command's words. */
-export function splitCommand(argv: string[]): { own: string[]; command: string | undefined } {
+function splitCommand(argv: string[]): { own: string[]; command: string | undefined } {
   const dashes = argv.indexOf("--");
   if (dashes < 0) return { own: argv, command: undefined };
   const words = argv.slice(dashes + 1);

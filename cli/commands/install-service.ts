@@ -4,7 +4,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export const UNIT_PATH = "/etc/systemd/system/session-sandbox.service";
+const UNIT_PATH = "/etc/systemd/system/session-sandbox.service";
 const CLI = join(import.meta.dir, "../session-sandbox.ts");
 
 const HELP = `usage: session-sandbox install-service [--print]
@@ -17,7 +17,7 @@ Writes ${UNIT_PATH} (the manager as a system service: \`session-sandbox serve\` 
  * The unit for this installation: this Bun and this CLI by absolute path (systemd runs no shell and has
  * its own PATH), the CLI's flags so nothing is read from a working directory.
  */
-export function serviceUnit(bun: string, cli = CLI): string {
+function serviceUnit(bun: string, cli = CLI): string {
   return `# session-sandbox: written by \`session-sandbox install-service\`; remove with
 #   systemctl disable --now session-sandbox && rm ${UNIT_PATH}
 [Unit]

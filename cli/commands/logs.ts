@@ -8,7 +8,7 @@ import type { Output } from "../output";
 import { parseWholeNumber } from "../parse";
 import { untilInterrupted } from "../interrupt";
 
-export type ExecEntry = Awaited<ReturnType<SandboxClient["execs"]["list"]>>["execs"][number];
+type ExecEntry = Awaited<ReturnType<SandboxClient["execs"]["list"]>>["execs"][number];
 
 const DEFAULT_COUNT = 20;
 /** How far back -f looks for commands that finished since its last look. */
@@ -23,7 +23,7 @@ child: its own. -f (--follow) then prints each command as it finishes, until Ctr
 JSON object per line. The manager keeps the last 200 commands per root session.`;
 
 /** 350 → "350ms", 1234 → "1.2s", 75_000 → "1m15s". */
-export function formatElapsed(ms: number): string {
+function formatElapsed(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1).replace(/\.0$/, "")}s`;
   const minutes = Math.floor(ms / 60_000);

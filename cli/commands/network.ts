@@ -5,7 +5,7 @@ import { sessionSandboxJson, sessionSandboxView } from "../session-view";
 import type { NetworkPolicy } from "../network-arg";
 
 /** `none`, `all`, `allow <entry>...` (entries may also be comma-separated) → the policy; nothing → show. */
-export function parseNetworkArguments(session: string, words: string[]): NetworkPolicy | undefined {
+function parseNetworkArguments(session: string, words: string[]): NetworkPolicy | undefined {
   const [mode, ...rest] = words;
   if (mode === undefined) return undefined;
   if (mode === "none" || mode === "all") {

@@ -9,7 +9,7 @@ type Configured = Awaited<ReturnType<SandboxClient["secrets"]["list"]>>["secrets
 type SessionSandbox = Awaited<ReturnType<SandboxClient["sandbox"]["get"]>>;
 
 /** `grant`/`revoke` with at least one name → the change; nothing → show. */
-export function parseSecretsArguments(session: string, words: string[]): { verb: "grant" | "revoke"; names: string[] } | undefined {
+function parseSecretsArguments(session: string, words: string[]): { verb: "grant" | "revoke"; names: string[] } | undefined {
   const [verb, ...names] = words;
   if (verb === undefined) return undefined;
   if (verb !== "grant" && verb !== "revoke") throw new UsageError(`${JSON.stringify(verb)} is neither grant nor revoke`, `write \`bun run secrets ${session} grant <NAME>\` or \`… revoke <NAME>\``);
@@ -18,7 +18,7 @@ export function parseSecretsArguments(session: string, words: string[]): { verb:
   return { verb, names: split };
 }
 
-export function configuredTable(secrets: Configured, out: Output): string {
+function configuredTable(secrets: Configured, out: Output): string {
   const rows = secrets.map((s) => [out.paint.cyan(s.name), s.scope, s.hosts.join(", ")]);
   return renderTable([{ header: "NAME" }, { header: "SCOPE" }, { header: "HOSTS" }], rows, out.paint);
 }
@@ -35,7 +35,7 @@ function sessionRows(secrets: Configured, state: SessionSandbox, out: Output): s
   return [...rows, ...stale.map((name) => [name, "-", "-", out.paint.yellow("no (granted, not configured)")])];
 }
 
-export function sessionSecretsView(secrets: Configured, state: SessionSandbox, out: Output): string {
+function sessionSecretsView(secrets: Configured, state: SessionSandbox, out: Output): string {
   const head = renderPairs([["SESSION", out.paint.cyan(state.sessionID)], ["ROOT", state.rootSessionID]], out.paint);
   const table = renderTable([{ header: "NAME" }, { header: "SCOPE" }, { header: "HOSTS" }, { header: "THIS SESSION" }], sessionRows(secrets, state, out), out.paint);
   return `${head}\n\n${table}`;

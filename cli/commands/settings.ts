@@ -14,7 +14,7 @@ type SettingsPatch = NonNullable<Parameters<SandboxClient["settings"]["patch"]>[
 type Kind = "boolean" | "count" | "mib" | "minutes" | "ms" | "network" | "image" | "isolation";
 
 /** Every key the manager accepts, with how its value is typed; tsc fails if the API gains or loses a key. */
-export const SETTING_KINDS = {
+const SETTING_KINDS = {
   enabled: "boolean",
   defaultForNewSessions: "boolean",
   cpus: "count",
@@ -34,7 +34,7 @@ type SettingKey = keyof typeof SETTING_KINDS;
 const isKey = (key: string): key is SettingKey => Object.hasOwn(SETTING_KINDS, key);
 
 /** `null` (or `default`) returns the key to its default; numbers may carry units: 2G, 30m, 2h. */
-export function parseSettingValue(key: SettingKey, text: string): boolean | number | NetworkPolicy | ImageChoice | IsolationChoice | null {
+function parseSettingValue(key: SettingKey, text: string): boolean | number | NetworkPolicy | ImageChoice | IsolationChoice | null {
   if (text === "null" || text === "default") return null;
   const what = key;
   switch (SETTING_KINDS[key]) {
@@ -86,7 +86,7 @@ function describe(key: SettingKey, value: boolean | number | NetworkPolicy | Ima
   return String(value);
 }
 
-export function settingsTable(settings: Settings, out: Output, changed: string[] = []): string {
+function settingsTable(settings: Settings, out: Output, changed: string[] = []): string {
   const rows = (Object.keys(SETTING_KINDS) as SettingKey[]).map((key) => {
     const value = describe(key, settings[key]);
     return [changed.includes(key) ? out.paint.yellow(key) : key, changed.includes(key) ? out.paint.bold(value) : value];

@@ -11,8 +11,8 @@ type VmStats = Awaited<ReturnType<SandboxClient["vms"]["stats"]>>;
 type Row = VmStats & { cpuPercent: number | null };
 
 /** The gap between the two reads of a one-shot run, and between refreshes with --watch. */
-export const SAMPLE_MS = 1_000;
-export const WATCH_MS = 2_000;
+const SAMPLE_MS = 1_000;
+const WATCH_MS = 2_000;
 
 const HELP = `usage: bun run stats [<vm>] [--watch] [--json]
        (installed: session-sandbox stats …)
@@ -26,7 +26,7 @@ async function read(client: SandboxClient, vm: string | undefined): Promise<VmSt
   return vm === undefined ? (await client.vms.allStats()).vms : [await client.vms.stats(vm)];
 }
 
-export function withCpuPercent(current: VmStats[], previous: VmStats[]): Row[] {
+function withCpuPercent(current: VmStats[], previous: VmStats[]): Row[] {
   return current.map((now) => {
     const before = previous.find((p) => p.name === now.name);
     const seconds = before ? (now.at - before.at) / 1000 : 0;
@@ -37,7 +37,7 @@ export function withCpuPercent(current: VmStats[], previous: VmStats[]): Row[] {
 
 const ofLimit = (used: number | null, limit: number | null) => (used === null ? "-" : limit === null ? formatBytes(used) : `${formatBytes(used)} / ${formatBytes(limit)}`);
 
-export function statsTable(rows: Row[], out: Output): string {
+function statsTable(rows: Row[], out: Output): string {
   const right = new Set(["CPU %", "MEM %", "PIDS"]);
   const columns = ["NAME", "SESSION", "STATUS", "CPU %", "MEMORY", "MEM %", "PIDS", "DISK"].map((header) => ({ header, align: right.has(header) ? ("right" as const) : ("left" as const) }));
   const percent = (value: number | null) => (value === null ? "-" : `${value.toFixed(1)}%`);

@@ -8,7 +8,7 @@ import { timeCell } from "../format";
 import { renderTable } from "../output";
 
 /** Writes `token` to the account's default token file, as the account itself (umask 077: the file is 0600). */
-export function installToken(name: string, token: string): string {
+function installToken(name: string, token: string): string {
   const script = 'umask 077 && dir="$HOME/.local/state/session-sandbox" && mkdir -p "$dir" && cat > "$dir/api-token.tmp" && mv -f "$dir/api-token.tmp" "$dir/api-token" && echo "$dir/api-token"';
   const [, , uid, gid, , home] = Bun.spawnSync(["getent", "passwd", name], { stdout: "pipe" }).stdout.toString().trim().split(":");
   if (!home) throw new UsageError(`this host has no account ${JSON.stringify(name)}`, "run `users add --install` on the manager's host");

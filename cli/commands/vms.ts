@@ -49,7 +49,7 @@ export function vmsTable(vms: Vm[], out: Output): string {
   return renderTable(columns, rows, out.paint);
 }
 
-export const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export function run(argv: string[]): Promise<number> {
   return executeCommand(

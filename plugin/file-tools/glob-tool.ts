@@ -10,7 +10,7 @@ import { globFiles } from "./jobs";
 import { absolutePath, askExternalDirectory, titleOf } from "./paths";
 import { runnerFor } from "./runner";
 
-export const GLOB_LIMIT = 100;
+const GLOB_LIMIT = 100;
 
 export function createGlobTool(sessions: SessionTracker) {
   return tool({

@@ -11,7 +11,7 @@ import { grepFiles, pathKind, type GrepMatch } from "./jobs";
 import { absolutePath, askExternalDirectory, insideProject } from "./paths";
 import { runnerFor } from "./runner";
 
-export const GREP_LIMIT = 100;
+const GREP_LIMIT = 100;
 const MAX_TEXT_CHARS = 2000;
 /** Bytes per output line: a path of up to 4 KiB, the line number, and 2000 characters of text. */
 const LINE_BYTES = 4096 + 32 + MAX_TEXT_CHARS * 4;

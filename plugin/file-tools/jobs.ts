@@ -41,7 +41,7 @@ function parseEntries(payload: Uint8Array): string[] {
     .map((entry) => (entry.startsWith("d\t") ? `${entry.slice(2)}/` : entry.slice(2)));
 }
 
-export type ReadReply =
+type ReadReply =
   | { kind: "dir"; entries: string[] }
   | { kind: "missing"; siblings: string[] }
   | { kind: "special" }
@@ -77,7 +77,7 @@ export async function pathKind(runner: FileRunner, path: string): Promise<"dir" 
   return (await run(runner, { script: KIND_SCRIPT, env: { OCF_PATH: path } })).status as "dir" | "file" | "absent";
 }
 
-export type Probe =
+type Probe =
   | { kind: "dir" | "absent" | "special" | "unreadable" }
   | { kind: "file"; mtimeSeconds: number; sha256: string; bytes: Uint8Array };
 
@@ -128,7 +128,7 @@ export async function removeFile(runner: FileRunner, path: string, expect: strin
   return outcomeOf(await run(runner, { script: REMOVE_SCRIPT, env: { OCF_PATH: path, OCF_EXPECT: expect } }));
 }
 
-export type GlobReply = { kind: "notdir" } | { kind: "missing" } | { kind: "ok"; paths: string[] };
+type GlobReply = { kind: "notdir" } | { kind: "missing" } | { kind: "ok"; paths: string[] };
 
 export async function globFiles(runner: FileRunner, dir: string, match: { regex: string; invert: boolean }, limit: number): Promise<GlobReply> {
   const env = { OCF_DIR: dir, OCF_REGEX: match.regex, OCF_INVERT: match.invert ? "1" : "0", OCF_HIDDEN: "0", OCF_LIMIT: String(limit) };
@@ -140,7 +140,7 @@ export async function globFiles(runner: FileRunner, dir: string, match: { regex:
 }
 
 export type GrepMatch = { path: string; line: number; text: string };
-export type GrepReply = { kind: "missing" } | { kind: "badpattern"; message: string } | { kind: "ok"; target: "dir" | "file"; matches: GrepMatch[] };
+type GrepReply = { kind: "missing" } | { kind: "badpattern"; message: string } | { kind: "ok"; target: "dir" | "file"; matches: GrepMatch[] };
 
 /** Matching lines under `target` (a directory, or one file); paths relative to the directory searched. */
 export async function grepFiles(runner: FileRunner, search: { target: string; pattern: string; include?: string }, limit: number, lineBytes: number): Promise<GrepReply> {

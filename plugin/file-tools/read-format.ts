@@ -38,7 +38,7 @@ export function attachableMime(path: string, sample: Uint8Array): string | null 
   return mime && ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"].includes(mime) ? mime : null;
 }
 
-export type FileWindow = { output: string; preview: string; truncated: boolean; lineEnd: number; text: string };
+type FileWindow = { output: string; preview: string; truncated: boolean; lineEnd: number; text: string };
 
 /**
  * Formats lines `offset`… of a file of `count` lines. `lines` are the raw lines from `offset` on (at
@@ -70,7 +70,7 @@ export function formatFileWindow(path: string, lines: string[], count: number, o
   return { output, preview: shown.slice(0, 20).join("\n"), truncated: more, lineEnd, text: shown.join("\n") };
 }
 
-export type DirectoryWindow = { output: string; entries: string[]; truncated: boolean };
+type DirectoryWindow = { output: string; entries: string[]; truncated: boolean };
 
 /** Formats entries `offset`… of a directory listing (sorted as OpenCode sorts them). */
 export function formatDirectory(path: string, all: string[], offset: number, limit: number): DirectoryWindow {

@@ -2,7 +2,7 @@
 // existing file needs a `read` of it in the same session first, and fails if the file changed since
 // (compared by content hash, taken where the file lives). Our own writes count as a fresh read.
 // OPENCODE_DISABLE_FILETIME_CHECK=true turns the rule off, as it did in OpenCode.
-export type ReadStamp = { sha256: string; readAtMs: number };
+type ReadStamp = { sha256: string; readAtMs: number };
 
 export type ReadStamps = ReturnType<typeof createReadStamps>;
 

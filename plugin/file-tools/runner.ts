@@ -22,7 +22,7 @@ export type FileRunner = {
 };
 
 /** A file job that takes longer than this is cancelled (where it runs) and fails the tool. */
-export const FILE_JOB_TIMEOUT_MS = 120_000;
+const FILE_JOB_TIMEOUT_MS = 120_000;
 
 /** The exec body is at most 1 MiB of JSON; leave room for the script and the JSON around it. */
 const VM_ENV_BUDGET = 640 * 1024;

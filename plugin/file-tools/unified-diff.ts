@@ -57,7 +57,7 @@ function myers(a: string[], b: string[]): Op[] {
   return ops.reverse();
 }
 
-export function lineOps(before: string, after: string): Op[] {
+function lineOps(before: string, after: string): Op[] {
   const a = splitKeep(before);
   const b = splitKeep(after);
   let start = 0;
