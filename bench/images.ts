@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { parseReference } from "../app/images/image-choice";
 import { pullRootfs, resolveDigest } from "../app/images/oci-pull";
 import { EXTEND_ROOTFS_SCRIPT } from "../app/images/image-service";
-import type { ExecSink, VmSpec } from "../runtime/driver";
+import type { VmSpec } from "../runtime/driver";
 import { cgroupDirs, detectCgroupLayout } from "../runtime/local/cgroup-layout";
 import { createLocalDriver, ensureRootfs } from "../runtime/local/index";
 import { BUILD_ROOTFS_SCRIPT } from "../runtime/local/rootfs";
