@@ -53,7 +53,7 @@ export function resolveDataDir(env: Env): string {
   return resolveClientDataDir(env);
 }
 
-/** Accepts `4G`, `512M`, or a plain number of MiB; returns MiB. */
+/** Accepts `4G`, `512M`, or a plain number of MiB; returns MiB. Exported so a test checks each form directly. */
 export function parseMemoryMib(text: string): number {
   const match = /^\s*(\d+)\s*([mMgG]?)(?:i?[bB])?\s*$/.exec(text);
   if (!match) throw new ConfigError(`memory ${JSON.stringify(text)} is not a size: use 4G, 512M or a plain number of MiB`);

@@ -46,6 +46,7 @@ export const ERROR_CODES = [
   "ACCOUNT_NOT_FOUND",
   "INTERNAL",
 ] as const;
+/** Exported for the SDK contract check, which holds the SDK's codes to these. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class DomainError extends Error {

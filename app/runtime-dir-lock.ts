@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { ConfigError } from "./config";
 import { tryLockExclusive } from "./flock";
 
+/** Exported so the tests find the lock file. */
 export const LOCK_FILE = "manager.lock";
 
 /** Written into the lock file by its holder, so a refused manager can name it. */

@@ -36,6 +36,7 @@ function probeText(capability: Capability): string {
  * One manager runs one image family: the embedded tiers (container, gvisor) boot root filesystems and
  * share the image cache; msb boots OCI images and keeps its own volumes. So the tiers on offer are the
  * embedded ones that work, or microvm alone when msb is the runtime in use.
+ * Exported so the tests cover each runtime and probe outcome directly.
  */
 export function tierAvailability(chosen: RuntimeName | undefined, probes: Record<RuntimeName, Capability>): TierAvailability {
   const microvmManager = chosen === "msb";

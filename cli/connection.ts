@@ -14,7 +14,10 @@ export type Connection = {
   tokenProblem: string | undefined;
 };
 
-/** SANDBOX_URL, else http://SANDBOX_HOST:SANDBOX_PORT (defaults 127.0.0.1:7878; a wildcard host means loopback). */
+/**
+ * SANDBOX_URL, else http://SANDBOX_HOST:SANDBOX_PORT (defaults 127.0.0.1:7878; a wildcard host means loopback).
+ * Exported so a test checks the defaults and their order.
+ */
 export function managerUrl(env: Env): string {
   const { url, urlProblem } = resolve({}, env);
   if (urlProblem) throw new UsageError(urlProblem.reason, urlProblem.fix);

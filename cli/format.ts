@@ -10,7 +10,7 @@ export function isoOrNull(epochMs: number | null): string | null {
   return epochMs === null ? null : isoTime(epochMs);
 }
 
-/** "just now", "45s ago", "3m ago", "5h ago", "2d ago". */
+/** "just now", "45s ago", "3m ago", "5h ago", "2d ago". Exported so a test checks each unit. */
 export function timeAgo(epochMs: number, now: number): string {
   const seconds = Math.floor((now - epochMs) / 1000);
   if (seconds < 1) return "just now";

@@ -9,7 +9,10 @@ import type { PublishedEvent, ReplayGapNotice, SandboxEvent } from "./sandbox-ev
 
 export type { ImageEventPhase, PublishedEvent, SandboxEvent, StreamNotice, VmEventStatus } from "./sandbox-event";
 
-/** How many of the latest events are kept for replay and for subscribers that lag. */
+/**
+ * How many of the latest events are kept for replay and for subscribers that lag.
+ * Exported so a test can overflow it by a known count.
+ */
 export const EVENT_BUFFER_SIZE = 10_000;
 
 /** An event id: a ULID (Crockford base32, either case). */

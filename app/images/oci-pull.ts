@@ -14,7 +14,10 @@ const INSPECT_TIMEOUT_MS = 60_000;
 
 export class ImagePullError extends Error {}
 
-/** skopeo's fatal lines are logrus records: keep only the message, which names the cause. */
+/**
+ * skopeo's fatal lines are logrus records: keep only the message, which names the cause.
+ * Exported so a test checks it directly.
+ */
 export function skopeoReason(stderr: string): string {
   const lines = stderr.trim().split("\n").filter(Boolean);
   const last = lines.at(-1) ?? "no output";

@@ -41,6 +41,7 @@ type SizeWatch = {
 /**
  * Watches `dir` (which may not exist yet; `fsPath`, an existing path on the same file system, is what statfs
  * reads) for writes past `limitBytes`.
+ * Exported so a test drives the watch directly.
  */
 export function watchImageSize(dir: string, fsPath: string, limitBytes: number, onExceeded: (bytes: number) => void): SizeWatch {
   const startFree = freeBytes(fsPath);

@@ -12,6 +12,7 @@ import type { SecretRule } from "../../egress/index";
 import type { Logger } from "../log";
 import type { GitCredentialConfig, SecretConfig } from "../secrets-config";
 
+/** Exported so a test checks the cap. */
 export const MAX_GIT_HOSTS = 16;
 /** Forwarded (as placeholders) with the git credentials: what gh and GitHub's API clients read. */
 const GITHUB_TOKEN_VARIABLES = ["GH_TOKEN", "GITHUB_TOKEN"] as const;

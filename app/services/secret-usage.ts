@@ -6,12 +6,16 @@ import type { EventBus } from "../events/event-bus";
 import type { Metrics } from "../metrics";
 import type { Substitution } from "./egress-proxies";
 
-/** Used when no configured host entry of the rule matches (cannot happen for a substitution; kept bounded anyway). */
+/**
+ * Used when no configured host entry of the rule matches (cannot happen for a substitution; kept bounded anyway).
+ * Exported so a test can expect it.
+ */
 export const OTHER_HOST_LABEL = "other";
 
 /**
  * The metric's host label: the rule's configured host entry that matched, so a guest that makes up
  * subdomains of `*.example.com` adds no series. Ports are not known here and are not compared.
+ * Exported so a test checks it directly.
  */
 export function hostLabel(rules: readonly SecretRule[], name: string, host: string): string {
   const normalized = normalizeHostName(host);

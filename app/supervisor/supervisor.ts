@@ -14,6 +14,7 @@ import { holdsSlot, newRecord, type VmRecord } from "./vm-records";
 
 const SWEEP_INTERVAL_MS = 60_000;
 
+/** Exported so the tests can override some of them. */
 export type SupervisorLimits = { maxRunningVms: number; execTimeoutMs: number; idleStopMinutes: number };
 
 type SupervisorDeps = {

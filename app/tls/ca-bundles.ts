@@ -10,10 +10,16 @@ import { GUEST_SYSTEM_CA_BUNDLE, TRUST_BUNDLE_FILE, TRUST_MANAGER_CA_FILE } from
 import { resolveFileInRoot } from "../../runtime/local/rootfs";
 import type { ManagerCa } from "./manager-ca";
 
-/** Larger than any real store (Debian's is about 200 KiB), small enough that a hostile image cannot make the manager read gigabytes. */
+/**
+ * Larger than any real store (Debian's is about 200 KiB), small enough that a hostile image cannot make the manager read gigabytes.
+ * Exported so a test builds stores at and past it.
+ */
 export const MAX_SYSTEM_STORE_BYTES = 4 * 1024 * 1024;
 
-/** The image's system store as bytes, or undefined when it has none usable (missing, not a file, too large). */
+/**
+ * The image's system store as bytes, or undefined when it has none usable (missing, not a file, too large).
+ * Exported so the tests give it hostile images directly.
+ */
 export function readSystemStore(root: string): Buffer | undefined {
   const guestPath = resolveFileInRoot(root, GUEST_SYSTEM_CA_BUNDLE);
   if (!guestPath) return undefined;
