@@ -6,6 +6,7 @@ import type { SecretRedactor } from "./secret-redactor";
 /** Thrown when the upstream's answer cannot be passed on; before any byte went out it becomes a 502. */
 export class UpstreamResponseError extends Error {}
 
+/** Exported so the tests build options. */
 export type ResponseRewriteOptions = {
   requestMethod: string;
   clientVersion: "HTTP/1.0" | "HTTP/1.1";

@@ -81,7 +81,10 @@ export function keepSpareWorker(): void {
   if (!spare && !refill) startSpare();
 }
 
-/** How many spare Workers wait (0 or 1): they cost memory like an idle actor, with no VM. */
+/**
+ * How many spare Workers wait (0 or 1): they cost memory like an idle actor, with no VM.
+ * Exported so a test watches the spare being used and refilled.
+ */
 export function spareWorkers(): number {
   return spare ? 1 : 0;
 }

@@ -16,7 +16,10 @@ const MAX_TEXT_CHARS = 2000;
 /** Bytes per output line: a path of up to 4 KiB, the line number, and 2000 characters of text. */
 const LINE_BYTES = 4096 + 32 + MAX_TEXT_CHARS * 4;
 
-/** OpenCode's grep listing: matches grouped by file, a blank line between files. */
+/**
+ * OpenCode's grep listing: matches grouped by file, a blank line between files.
+ * Exported so a test checks the listing byte for byte.
+ */
 export function formatMatches(matches: GrepMatch[], truncated: boolean): string {
   const out = [`Found ${matches.length} matches${truncated ? " (more matches available)" : ""}`];
   let current = "";

@@ -55,7 +55,10 @@ function vmRunner(manager: SandboxClient, context: ToolContext, callID: string):
   };
 }
 
-/** `NAME=<value>` for the shell, from a base64 literal: no value ever becomes shell syntax. */
+/**
+ * `NAME=<value>` for the shell, from a base64 literal: no value ever becomes shell syntax.
+ * Exported so a test checks that values stay data.
+ */
 export function envPrelude(env: Record<string, string>): string {
   return Object.entries(env)
     .map(([name, value]) => {
@@ -89,7 +92,10 @@ function providerRunner(provider: RunningProvider, context: ToolContext, callID:
   };
 }
 
-/** The same scripts on the host, for sessions nobody sandboxes: a clean env, killed on abort or timeout. */
+/**
+ * The same scripts on the host, for sessions nobody sandboxes: a clean env, killed on abort or timeout.
+ * Exported so the tests run the scripts on the host.
+ */
 export function hostRunner(cwd: string, abort: AbortSignal): FileRunner {
   return {
     where: "host",

@@ -30,7 +30,10 @@ export function parseProcessTable(text: string): GuestProcess[] {
   return parseStatLines(lines.map((line) => line.slice(2)).join("\n")).map((p) => (marked.has(p.pid) ? { ...p, marked: true } : p));
 }
 
-/** Parses `/proc/<pid>/stat` lines; the command name may hold spaces and parentheses, so fields start after the last ')'. */
+/**
+ * Parses `/proc/<pid>/stat` lines; the command name may hold spaces and parentheses, so fields start after the last ')'.
+ * Exported so a test checks it directly.
+ */
 export function parseStatLines(text: string): GuestProcess[] {
   const processes: GuestProcess[] = [];
   for (const line of text.split("\n")) {

@@ -19,6 +19,7 @@ function unescape(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
+/** Exported so the tests check it on mountinfo they write. */
 export function parseMountinfo(text: string): MountEntry[] {
   const entries: MountEntry[] = [];
   for (const line of text.split("\n")) {
@@ -55,6 +56,7 @@ function hierarchyKey(controllers: string[]): string {
   return [...controllers].sort().join(",");
 }
 
+/** Exported so the tests check it on mountinfo they write. */
 export function layoutFromMounts(mounts: MountEntry[], controllers: Set<string>): CgroupLayout | undefined {
   const unified = mounts.find((m) => m.fsType === "cgroup2");
   const v1 = mounts.filter((m) => m.fsType === "cgroup");

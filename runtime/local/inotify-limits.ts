@@ -6,9 +6,13 @@
 // what one VM can take; the host quota is raised to cover every VM's cap at once.
 import { readFileSync, writeFileSync } from "node:fs";
 
+/** Each VM's inotify limits; exported so the tests expect them inside a VM. */
 export const VM_INOTIFY_INSTANCES = 128;
 export const VM_INOTIFY_WATCHES = 65_536;
-/** The ceiling of the maxRunningVms setting (app/services/settings.ts): the host is sized for that many. */
+/**
+ * The ceiling of the maxRunningVms setting (app/services/settings.ts): the host is sized for that many.
+ * Exported so a test checks the host need against it.
+ */
 export const PLANNED_VMS = 256;
 /** Kept for host root's own processes (systemd, the manager, an editor run as root). */
 const HOST_RESERVE = { instances: 128, watches: 65_536 };
@@ -18,7 +22,10 @@ const SYSCTL_NAMES = { instances: "fs.inotify.max_user_instances", watches: "fs.
 type InotifyLimits = { instances: number; watches: number };
 export type OciHook = { path: string; args: string[]; env?: string[]; timeout?: number };
 
-/** What the host quota of root must be so that `vms` VMs can each use their whole per-VM limit. */
+/**
+ * What the host quota of root must be so that `vms` VMs can each use their whole per-VM limit.
+ * Exported so a test checks it directly.
+ */
 export function hostInotifyNeed(vms = PLANNED_VMS): InotifyLimits {
   return { instances: vms * VM_INOTIFY_INSTANCES + HOST_RESERVE.instances, watches: vms * VM_INOTIFY_WATCHES + HOST_RESERVE.watches };
 }

@@ -17,6 +17,7 @@ export const SECCOMP_BPF_ANNOTATION = "run.oci.seccomp_bpf_data";
 /**
  * Kernel syscall numbers [x86_64, aarch64] of every name the profile uses; null where the ABI has no such
  * call (arm64 has only the *at forms). Checked against libseccomp's table (Linux 7.1) and <asm/unistd_64.h>.
+ * Exported for the test's BPF interpreter.
  */
 export const SYSCALL_NUMBERS: Record<string, readonly [number | null, number | null]> = {
   mount: [165, 40], umount2: [166, 39], pivot_root: [155, 41], setns: [308, 268], fsopen: [430, 430],
@@ -37,6 +38,7 @@ const ARCHES: Record<string, { auditArch: number; column: 0 | 1; x32: boolean }>
   SCMP_ARCH_AARCH64: { auditArch: 0xc00000b7, column: 1, x32: false },
 };
 
+/** Exported, with BPF, for the test's BPF interpreter, which runs the compiled filter. */
 export const SECCOMP_RET = { killProcess: 0x80000000, errno: 0x00050000, allow: 0x7fff0000 } as const;
 export const BPF = { ldAbs: 0x20, jeq: 0x15, jgt: 0x25, jge: 0x35, and: 0x54, ja: 0x05, ret: 0x06 } as const;
 /** Offsets in struct seccomp_data (little-endian: an argument's low word comes first). */

@@ -26,7 +26,10 @@ export type TerminalBackend = {
 const PTS_MAJORS = { first: 136, count: 8 };
 const RESIZE_TIMEOUT_MS = 5000;
 
-/** The guest-side command: size the fresh PTY, then the image's bash (sh without it), interactive. */
+/**
+ * The guest-side command: size the fresh PTY, then the image's bash (sh without it), interactive.
+ * Exported so a test checks it directly.
+ */
 export function terminalArgv(rows: number, cols: number): string[] {
   if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) throw new Error(`bad terminal size ${rows}x${cols}`);
   const inner = `stty rows ${rows} cols ${cols}; if command -v bash >/dev/null 2>&1; then export SHELL="$(command -v bash)"; exec bash -i; else export SHELL=/bin/sh; exec sh -i; fi`;
@@ -34,7 +37,10 @@ export function terminalArgv(rows: number, cols: number): string[] {
   return ["script", "-q", "-e", "-c", inner, "/dev/null"];
 }
 
-/** /dev/pts/N from a /proc/<pid>/stat line's tty_nr (field 7), or undefined when it is no PTY slave. */
+/**
+ * /dev/pts/N from a /proc/<pid>/stat line's tty_nr (field 7), or undefined when it is no PTY slave.
+ * Exported so a test checks it directly.
+ */
 export function ptsFromStat(stat: string): string | undefined {
   // comm (field 2) may hold spaces and parentheses: the fields after it start at the last ')'.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

@@ -8,10 +8,11 @@ import { checkEnvEntry, checkName, checkWorkdir, InvalidSpecError } from "./spec
  * when their process group is killed; this marker lets the sweep find every descendant, including
  * ones that called setsid. Killing the msb CLI does not stop the guest command (agentd keeps
  * sessions of a disconnected client running).
+ * Exported so the tests expect it in the arguments.
  */
 export const EXEC_MARKER_ENV = "SESSION_SANDBOX_EXEC_ID";
 
-/** msb's --timeout takes whole seconds (s/m/h only, no ms). */
+/** msb's --timeout takes whole seconds (s/m/h only, no ms). Exported so a test checks the rounding. */
 export function timeoutSeconds(timeoutMs: number): number {
   return Math.max(1, Math.ceil(timeoutMs / 1000));
 }

@@ -12,6 +12,7 @@ type ExecOutcome =
   | { kind: "timed-out" }
   | { kind: "runtime-error"; error: RuntimeError };
 
+/** Exported so the tests build exits to classify. */
 export type ExecExit = {
   exitCode: number | null;
   signalCode: string | null;

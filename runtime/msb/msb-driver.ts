@@ -25,6 +25,7 @@ import { ensureRepoFs } from "../repo-fs/repo-fs-binary";
 import { mountSources, repoViewMounts, repoViewsAlive, repoViewsDir, startRepoViews, stopRepoViews } from "../repo-fs/repo-views";
 import { existsSync } from "node:fs";
 
+/** Exported for the fake msb harness, which builds drivers with it. */
 export type MsbDriverOptions = {
   /** The msb binary; beats MSB_PATH and the pinned npm package. */
   msbPath?: string;

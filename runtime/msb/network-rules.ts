@@ -25,7 +25,10 @@ const HOST_DENY_TOKEN = "deny@host";
 /** The keyword that opens each category, where msb can open it (loopback and host: see msbEntryProblem). */
 const KEYWORD_OF: Partial<Record<AddressCategory, NetworkKeyword>> = { metadata: "metadata", "link-local": "link-local", private: "private" };
 
-/** Why msb cannot enforce an entry as the proxy does, with the fix; null when it can. */
+/**
+ * Why msb cannot enforce an entry as the proxy does, with the fix; null when it can.
+ * Exported so a test holds it to the proxy's grammar.
+ */
 export function msbEntryProblem(entry: AllowEntry): string | null {
   if (entry.kind === "keyword" && (entry.keyword === "loopback" || entry.keyword === "host")) {
     return `the keyword "${entry.keyword}" opens this host's own services through the local runtime's proxy; under msb a VM's loopback is the VM itself and msb's "host" is only the VM's gateway, so msb cannot open them: remove it, or run the local runtime (SANDBOX_RUNTIME=local)`;

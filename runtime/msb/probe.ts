@@ -8,6 +8,7 @@ import { MSB_PINNED_VERSION, type MsbBinary, parseVersion } from "./msb-binary";
 import type { MsbCli } from "./msb-cli";
 import { lastErrorBlock } from "./stderr-tail";
 
+/** Exported so the tests build facts to assess. */
 export type ProbeFacts = {
   binary: MsbBinary | undefined;
   /** `msb --version` output, or why it could not run. */

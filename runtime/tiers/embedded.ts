@@ -8,13 +8,17 @@ import type { Tier } from "./tier";
 /** Where the guest reaches the host proxy (the forwarder inside every embedded VM listens there). */
 const GUEST_PROXY_URL = "http://127.0.0.1:3128";
 
-/** The variables common tools read for their trust store, each naming the VM's bundle. */
+/**
+ * The variables common tools read for their trust store, each naming the VM's bundle.
+ * Exported so a test checks each inside a VM.
+ */
 export const CA_ENV_NAMES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE"] as const;
 
 /**
  * Each names a whole store (the bundle), except NODE_EXTRA_CA_CERTS: Node adds that file to its own
  * roots, and parses it at every start, TLS or not; the whole bundle would slow every `node` start, so it
  * gets the manager CA alone.
+ * Exported so a test checks the mapping.
  */
 export function caBundleEnv(): Record<string, string> {
   return Object.fromEntries(CA_ENV_NAMES.map((name) => [name, name === "NODE_EXTRA_CA_CERTS" ? GUEST_MANAGER_CA : GUEST_CA_BUNDLE]));

@@ -18,7 +18,10 @@ function envNameFor(name: string, taken: Set<string>): string {
   return env;
 }
 
-/** The session's credentials the msb way: its secrets for msb, and the guest env with msb's placeholders. */
+/**
+ * The session's credentials the msb way: its secrets for msb, and the guest env with msb's placeholders.
+ * Exported so a test checks it directly.
+ */
 export function msbForwarding(forwarding: Forwarding): { env: Record<string, string>; secrets: MicrovmSecret[] } {
   const taken = new Set<string>();
   const secrets = forwarding.proxyRules.map((rule) => ({ env: envNameFor(rule.name, taken), hosts: rule.hosts, value: rule.value, placeholder: rule.placeholder }));
