@@ -1,4 +1,4 @@
-// API benchmark (issue 16): GET /api/session-sandbox/:id on the real manager next to bare Bun.serve servers,
+// API benchmark: GET /api/session-sandbox/:id on the real manager next to bare Bun.serve servers,
 // all child processes driven by the same load generator in interleaved rounds, so each sees the same machine
 // load. Prints medians over the rounds with the spread of the ratio, each server's CPU per request, and the
 // manager's memory per registered idle session.

@@ -1,6 +1,6 @@
 // Exec benchmark: `true` via SDK→HTTP→manager→actor→local runtime vs the raw local driver vs host spawn, a new
 // session's first command vs the raw driver's create → first exec, and manager RSS per idle session (two batches of 1,000) and per live actor (50);
-// ends with issue 16's rows 1–4, each as a ratio against its baseline measured in this same run.
+// ends with the targets' rows 1–4 (docs/performance.md), each as a ratio against its baseline measured in this same run.
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

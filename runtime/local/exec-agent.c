@@ -1,6 +1,6 @@
 /*
  * The exec agent: a small resident program in each VM of the local tier that runs the manager's commands
- * with a fork/exec in the guest instead of a `crun exec` per command (issue 16). See exec-agent-client.ts
+ * with a fork/exec in the guest instead of a `crun exec` per command. See exec-agent-client.ts
  * for the host side and docs/exec-agent.md for the protocol and what each side trusts.
  *
  *   vm-exec-agent [--hide-cgroup2 <dir>] --bind <socket path> -- crun run ...   (on the host, as root)

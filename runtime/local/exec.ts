@@ -106,7 +106,7 @@ const inFlight = new Set<string>();
 /**
  * crun exec sometimes fails to join a VM's namespaces with `setns(pid=…, CLONE_*): Operation not
  * permitted; fail startup`, under load and mostly right after the VM started (seen on this kernel with
- * crun 1.8.1, also before issue 10). "fail startup" is reported by crun's child before it runs the
+ * crun 1.8.1, with and without the guest hardening). "fail startup" is reported by crun's child before it runs the
  * command, so nothing of the command ran: trying again cannot run it twice.
  */
 /** crun's log lines come joined in either order: "setns(…): Operation not permitted; fail startup" or reversed. */
@@ -172,7 +172,7 @@ async function execThroughAgent(ctx: DriverContext, name: string, record: VmReco
 
 /**
  * Per VM cgroup, the next command's sub-cgroup made ahead of time — creating one is a mkdir in each
- * hierarchy, ~0.3 ms on a v1 host with 9 — and, with the exec agent, a handler of the agent already placed
+ * hierarchy, several on a v1 host — and, with the exec agent, a handler of the agent already placed
  * in it (a connection, a fork in the guest and a write per hierarchy less on the command's path). It counts
  * as in flight, so no sweep removes it; stopping the VM removes it with the others, and its handler with it.
  */

@@ -1,4 +1,4 @@
-// Exec API additions over the real local runtime (issue 13, item 2): cwd defaults to the session's
+// Exec API additions over the real local runtime: cwd defaults to the session's
 // directory, `Accept: text/plain` (curl over real HTTP), cancel by call id, and the bounded exec history.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";

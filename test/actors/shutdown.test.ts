@@ -1,4 +1,4 @@
-// A graceful shutdown stops the VMs (issue 15, item 5): SIGTERM to the real manager process stops every VM
+// A graceful shutdown stops the VMs: SIGTERM to the real manager process stops every VM
 // it runs with the reason "shutdown" (the agent's background processes end with it), keeps the volumes,
 // and the next start adopts the stopped VMs and starts them on their next command.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -1,7 +1,7 @@
 // The operator's configuration path, end to end: the real manager process configured only through its
 // environment — SANDBOX_SECRETS naming a variable, SANDBOX_EXTRA_CA_FILE naming a private CA — and a
 // real VM whose curl reaches an HTTPS upstream on the host's loopback with the placeholder; the upstream
-// gets the value, the guest never sees it (issue 12 acceptance; the in-process suite is tls-secrets.test.ts).
+// gets the value, the guest never sees it (the in-process suite is tls-secrets.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestManager, type TestManager } from "../e2e/fixture";
 import { makeTestPki, type TestPki } from "../fixtures/test-pki";

@@ -1,4 +1,4 @@
-// Secrets and git credentials over HTTPS without the guest ever holding them (issue 12, acceptance), on
+// Secrets and git credentials over HTTPS without the guest ever holding them, on
 // the real embedded runtime: HTTPS upstreams on the host's loopback with certificates from a test CA the
 // manager trusts through its extra roots (SANDBOX_EXTRA_CA_FILE), reached through the session's
 // allowlist. curl, python3 urllib, node (its TLS over a CONNECT it opens itself: Node 18's fetch does not

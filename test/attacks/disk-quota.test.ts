@@ -1,4 +1,4 @@
-// A guest filling the host's disk (issue 10, item 8). Each VM's home volume is a fixed-size disk image and
+// A guest filling the host's disk. Each VM's home volume is a fixed-size disk image and
 // its /tmp a sized tmpfs, both bounded by the diskMib setting: writing past it fails with ENOSPC in the
 // guest and the host loses at most the quota. Real VMs through the exec API; health answers within 1 s.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

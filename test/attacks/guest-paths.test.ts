@@ -1,4 +1,4 @@
-// Attacks through paths the guest can write (issue 10, items 1–5), each run from inside a real VM through
+// Attacks through paths the guest can write, each run from inside a real VM through
 // the exec API (or through registration), with the manager answering health within 1 s throughout.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -35,7 +35,7 @@ describe("guest paths", () => {
     mkdirSync(sub, { recursive: true });
     await f.client.sessions.register({ id: "ses_swap", directory: sub });
     expect((await run("ses_swap", "pwd", sub)).stdout).toBe(`${sub}\n`);
-    // The attack of the issue, from inside the VM: the session directory is a mount point there.
+    // The attack itself, from inside the VM: the session directory is a mount point there.
     const inVm = await whileResponsive(f, () => run("ses_swap", `cd .. && rm -rf app 2>&1; ln -sfn ${f.dataDir} app 2>&1; test -L app && echo swapped`, sub));
     expect(inVm.stdout).not.toContain("swapped");
     expect(lstatSync(sub).isDirectory()).toBe(true);

@@ -1,4 +1,4 @@
-// Issue 23, item 6: an image that unpacks far past its download (a 2 GiB file of zeros is ~2 MB in the
+// An image that unpacks far past its download (a 2 GiB file of zeros is a few MB in the
 // registry) is stopped at the maxImageMib limit while it unpacks, not after: the disk never loses much more
 // than the limit, the partial directory is removed, the command fails with 413 IMAGE_TOO_LARGE and the image
 // event says so. The same for a recipe build. No VM boots.

@@ -1,4 +1,4 @@
-// Issue 10, items 6, 7 and 9: the kernel surfaces a shared-kernel sandbox must shut — socket families,
+// The kernel surfaces a shared-kernel sandbox must shut — socket families,
 // setuid bits that land on host files, and inotify quotas shared between VMs. Each attack runs inside a
 // real VM through the exec API while health must keep answering within 1 s.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

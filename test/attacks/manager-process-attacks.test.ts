@@ -1,5 +1,5 @@
-// Attacks on the real manager process from outside any VM: raw HTTP with a malformed Host header (issue 10,
-// item 11) and every environment variable with a bad value (item 13).
+// Attacks on the real manager process from outside any VM: raw HTTP with a malformed Host header
+// and every environment variable with a bad value.
 import type { TCPSocketListener } from "bun";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Issue 24: a user who is not root, on the manager's host, with the steps of docs/non-root.md. The manager
+// A user who is not root, on the manager's host, with the steps of docs/non-root.md. The manager
 // runs as root; `users add <name> --install` gives the user a token of their own; as that user, the CLI and
 // OpenCode (its plugin and shell shim) run sandboxed commands in the user's VM with nothing configured but
 // the manager's URL. The user's token cannot get a VM that mounts what the user could not read and write,

@@ -1,4 +1,4 @@
-// Issue 23, item 1: a guest printing 2 GiB sets no one's memory. Each hop on the way to the client has a
+// A guest printing 2 GiB sets no one's memory. Each hop on the way to the client has a
 // window (agent socket → actor Worker → main thread → HTTP body), so the guest is paused while its client
 // reads slowly, and the manager's memory stays within a bound whatever the reader does, while another
 // session's commands keep answering. Figures: `bun run bench:output-flood` (docs/performance.md).

@@ -1,4 +1,4 @@
-// Issue 22's attacks on the shared repository, on the gVisor tier (runsc).
+// The attacks on the shared repository, on the gVisor tier (runsc).
 import { expectNoGvisorLeaksAndCleanUp, makeGvisorFixture } from "../runtime/gvisor-target";
 import { repositoryGenericSuite } from "./repository-generic-suite";
 import { repositoryGuardSuite } from "./repository-guard-suite";

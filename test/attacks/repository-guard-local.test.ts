@@ -1,4 +1,4 @@
-// Issue 22's attacks on the shared repository, on the container tier (crun).
+// The attacks on the shared repository, on the container tier (crun).
 import { expectNoLeaksAndCleanUp, makeLocalFixture } from "../runtime/local-target";
 import { repositoryGenericSuite } from "./repository-generic-suite";
 import { repositoryGuardSuite } from "./repository-guard-suite";

@@ -1,4 +1,4 @@
-// The shared repository, attacked as issue 22 found it open (cases 1–5): a guest lying in wait writes what
+// The shared repository, attacked where it was found open (cases 1–5): a guest lying in wait writes what
 // would make host programs run its code, while the host does what a user does next (git config, an
 // editor's save-by-rename, git clean, host config pointing into the work tree, a rebase). The host then
 // runs real git and real OpenCode; a marker outside the repository proves nothing of the guest's ran.

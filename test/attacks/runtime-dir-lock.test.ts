@@ -1,4 +1,4 @@
-// A second manager pointed at another manager's runtime dir (issue 10, item 12): before the lock, its
+// A second manager pointed at another manager's runtime dir: before the lock, its
 // startup recovery removed the first manager's VM. Real manager processes, a real VM (local runtime).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// Two managers on one host used to map the same session id to the same host uid range (issue 10, item 12):
+// Two managers on one host used to map the same session id to the same host uid range:
 // uid slots were claimed per runtime dir. Real manager processes and VMs, then the driver's startup
 // clean-up against a registry of its own.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

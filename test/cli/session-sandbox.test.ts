@@ -1,5 +1,5 @@
 // The installed `session-sandbox` CLI end to end: installed with `bun link` into a temp BUN_INSTALL, run
-// from other directories against the real manager process over the real local runtime (issue 13, item 1).
+// from other directories against the real manager process over the real local runtime.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 // `shell` as an operator uses it, driven through tmux (send-keys / capture-pane) against the real manager
 // process over the real local runtime: the VM's hostname, Ctrl-C interrupting a sleep in the VM, a window
-// resize followed inside, and `exit` back at the host prompt with the CLI's exit code 0 (issue 13).
+// resize followed inside, and `exit` back at the host prompt with the CLI's exit code 0.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { eventually } from "../actors/fixture";

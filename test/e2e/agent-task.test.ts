@@ -1,4 +1,4 @@
-// A task a coding agent really does (issue 11, item 4), end to end: a real `opencode serve` with a scripted
+// A task a coding agent really does, end to end: a real `opencode serve` with a scripted
 // model, the real manager on the embedded runtime, and a small real project. The agent's bash tool runs
 // `npm ci` against a real npm registry (verdaccio on the host's loopback, reached through the session's
 // egress allowlist, which opens that one host:port), `npm test`, `make`, a venv install from a vendored

@@ -1,4 +1,4 @@
-// Property (issue 15): an allow entry is accepted or refused identically by the API, the proxy's compile
+// Property: an allow entry is accepted or refused identically by the API, the proxy's compile
 // and the msb rule builder; every token the builder writes passes the REAL msb parser; and for accepted
 // policies the proxy's decision matches what the msb rules mean (a model of msb's matcher: msb-rule-model.ts).
 import { afterAll, describe, expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// TLS interception in the egress proxy (issue 12, items 2 and 5), with real TLS end to end: HTTPS
+// TLS interception in the egress proxy, with real TLS end to end: HTTPS
 // upstreams on loopback with certificates from a test CA the proxy trusts (as SANDBOX_EXTRA_CA_FILE does),
 // a second test CA standing in for the manager's (the guest trusts it), and curl as the guest, through a
 // TCP→Unix forwarder as socat does in a VM.

@@ -1,4 +1,4 @@
-// A manager killed with -9 in the middle of a pull (issue 11, item 2; invariant 4): the pull's processes
+// A manager killed with -9 in the middle of a pull (invariant 4): the pull's processes
 // die with it, the next start marks the pull failed ("interrupted") and removes its partial directory,
 // and the next command pulls again and runs. The registry is real; a loopback proxy in front of it holds
 // the layer download so the pull is caught in the middle.

@@ -1,4 +1,4 @@
-// Guest images from a registry (issue 11, item 2): an OCI image pushed to a real registry on loopback is
+// Guest images from a registry: an OCI image pushed to a real registry on loopback is
 // pulled, cached by digest and booted by the real embedded runtime; a second session with the same
 // reference reuses the cache; a bad reference is a 400 naming it; a registry that is down fails the
 // command with the reason and boots nothing; an image change recreates the VM and keeps /home/agent;

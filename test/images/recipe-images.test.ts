@@ -1,4 +1,4 @@
-// Guest images from the built-in recipe plus extra Debian packages (issue 11, item 2): a setting names
+// Guest images from the built-in recipe plus extra Debian packages: a setting names
 // packages, the manager builds the image in the background from a real apt repository on loopback (with
 // progress events), the VM boots it with the packages installed, and a package apt cannot find fails the
 // command with apt's reason and boots nothing.

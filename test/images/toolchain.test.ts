@@ -1,5 +1,4 @@
-// The default guest image carries the toolchains of common projects (issue 11, item 2, the default image
-// only): inside a real VM, through the exec API, node/npm, a C compiler, Python with venv and pip,
+// The default guest image carries the toolchains of common projects: inside a real VM, through the exec API, node/npm, a C compiler, Python with venv and pip,
 // ripgrep and jq are there and work — offline, with the VM's network off.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";

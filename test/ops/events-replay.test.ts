@@ -1,4 +1,4 @@
-// Events you can rely on (issue 13, item 3), over real HTTP to the real manager process: frames carry
+// Events you can rely on, over real HTTP to the real manager process: frames carry
 // `id:` and `event:` after a `retry:`; a client that reconnects with Last-Event-ID (or opens ?since=)
 // gets exactly what it missed; an id the buffer does not reach back to is answered with a replay-gap;
 // the SDK reconnects by itself through a dropped connection and loses nothing; sessions, toggles and

@@ -1,4 +1,4 @@
-// Issue 24: the packages as a user gets them. `npm pack` builds all three (scripts/packages/build.ts), a
+// The packages as a user gets them. `npm pack` builds all three (scripts/packages/build.ts), a
 // registry on loopback (verdaccio, started here, no uplinks) takes them, and from fresh directories:
 // (a) a Node script installs the SDK by name and runs a command in a session's VM; (b) a strict TypeScript
 // project type-checks against it (TypeScript 5 and 7, nodenext and bundler resolution, skipLibCheck off);

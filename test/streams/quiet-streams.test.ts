@@ -1,4 +1,4 @@
-// Invariant 8 over real HTTP (issue 11, item 1): a command that prints nothing for 15 s, and an event
+// Invariant 8 over real HTTP: a command that prints nothing for 15 s, and an event
 // stream with nothing to say for 15 s, outlive Bun's 10 s idle timeout — through curl and the SDK — and
 // the exec stream carries heartbeats that the SDK skips. The real manager process, the real runtime.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
