@@ -1,5 +1,5 @@
 // SHA-256 and random hex for the runtime drivers, from Bun's built-in hasher and Web Crypto. Not node:crypto:
-// each actor Worker that evaluates node:crypto pays ~1 MiB for it (docs/performance.md, "Manager memory per
+// each actor Worker that evaluates node:crypto pays for it in memory (docs/performance.md, "Manager memory per
 // live actor"), and the drivers need nothing else from it.
 
 /** The SHA-256 digest of `data` (a Buffer, so callers can read integers from it). */

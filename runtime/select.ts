@@ -8,8 +8,8 @@ export type RuntimeRequest = "auto" | RuntimeName;
 const REQUESTS: readonly RuntimeRequest[] = ["auto", "local", "gvisor", "msb"];
 /**
  * What auto tries, in order: a microVM where KVM works, else the embedded container runtime, the default on
- * hosts without KVM. gVisor comes last: it isolates more than a container but costs 23–42× on system-call-
- * heavy work here (docs/isolation-tiers.md), so it is chosen on purpose (SANDBOX_RUNTIME=gvisor, or the
+ * hosts without KVM. gVisor comes last: it isolates more than a container but is many times slower on
+ * system-call-heavy work (docs/isolation-tiers.md), so it is chosen on purpose (SANDBOX_RUNTIME=gvisor, or the
  * isolation setting on a manager that runs the embedded tiers), never by default.
  */
 const AUTO_ORDER: readonly RuntimeName[] = ["msb", "local", "gvisor"];

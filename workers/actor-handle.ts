@@ -54,8 +54,8 @@ export type ActorTransport = {
 };
 
 /**
- * At most one actor Worker per process started ahead of need: its module load (~11 ms, most of a Worker's
- * start) is done before a new session's first command arrives, which then only sends it its init. It has no
+ * At most one actor Worker per process started ahead of need: its module load (most of a Worker's start)
+ * is done before a new session's first command arrives, which then only sends it its init. It has no
  * VM and no config until claimed, does not keep the process alive (unref), and is refilled a moment after
  * a claim, once that claim's boot is mostly done, so the two do not compete for the CPU.
  */

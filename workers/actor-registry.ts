@@ -47,7 +47,7 @@ export function createActorRegistry(driver: DriverConfig | undefined, events: Re
     get,
     /**
      * Starts the actor's Worker now, while its first command is still being prepared (its module load and
-     * driver build, ~11 ms, overlap the preparation). It only discovers its VM, never boots one: a command
+     * driver build overlap the preparation). It only discovers its VM, never boots one: a command
      * that is then refused leaves an actor with no VM and no call, which retires at that discover's reply.
      */
     warm(vmName: string): void {

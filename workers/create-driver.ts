@@ -1,6 +1,6 @@
 // Builds a runtime driver from plain config, on whichever thread needs one. Every actor Worker evaluates
 // what this file imports, so it imports the drivers statically: a dynamic import() costs each Worker
-// ~0.6 MiB more than the same modules imported statically (docs/performance.md, "Manager memory per live
+// more memory than the same modules imported statically (docs/performance.md, "Manager memory per live
 // actor"); msb, used by no embedded-tier actor, is the one driver loaded on demand.
 import type { RuntimeDriver } from "../runtime/driver";
 import { createGvisorDriver } from "../runtime/gvisor/index";

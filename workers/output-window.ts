@@ -7,7 +7,7 @@ import type { OutputRoom } from "../runtime/driver";
 
 /**
  * Output an actor may have posted to the main thread and not yet seen taken. 4 MiB, not 1: a round trip
- * between the threads per MiB held a flood to ~250 MiB/s; with 4 it runs at ~600 (docs/performance.md).
+ * between the threads per MiB held a flood back; with 4 it runs much faster (docs/performance.md).
  * Exported so a test fills the window exactly.
  */
 export const OUTPUT_WINDOW_BYTES = 4 * 1024 * 1024;

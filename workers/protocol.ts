@@ -57,7 +57,7 @@ export type ExecCommand = {
   terminal?: { rows: number; cols: number };
 };
 
-/** The first message a session actor Worker gets (instead of workerData: node:worker_threads costs each Worker ~0.6 MiB). */
+/** The first message a session actor Worker gets (instead of workerData: node:worker_threads costs each Worker memory). */
 export type ActorInit = { type: "init"; vmName: string; driver: DriverConfig };
 
 export type ActorRequest =

@@ -15,7 +15,7 @@ process.on("unhandledRejection", (error) => console.error("session actor: unhand
 let bootedSinceCollect = false;
 
 /**
- * Posts an actor event. A boot leaves ~0.5 MiB of garbage in this Worker (what the create path read and
+ * Posts an actor event. A boot leaves garbage in this Worker (what the create path read and
  * built), and an actor that then only runs commands allocates too little for JSC to collect it soon: one
  * full collection after the command that booted the VM has answered, off that command's path.
  */

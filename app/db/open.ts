@@ -35,8 +35,8 @@ export function openDatabase(dataDir: string, migrations: readonly Migration[] =
 /**
  * Runs `write` without waiting for the disk: the write survives a crash of the manager (kill -9: WAL frames
  * reach the OS before the call returns) and leaves the database consistent, but the last such writes may be
- * lost with a power loss. For logs on the path of every command (the exec history), where an fsync costs
- * 0.2–1 ms per write on this kind of host (docs/performance.md, "exec `true`"). Everything else keeps FULL.
+ * lost with a power loss. For logs on the path of every command (the exec history), where an fsync per write
+ * would show in every command's time (docs/performance.md, "exec `true`"). Everything else keeps FULL.
  */
 export function withoutFsync<T>(db: Database, write: () => T): T {
   db.run("PRAGMA synchronous = NORMAL");

@@ -66,7 +66,7 @@ export const RANGES = {
   maxImageMib: { min: 64, max: 1024 * 1024, unit: "MiB" },
 } as const;
 
-/** Room for the larger dev images (a devcontainer's universal image is ~10 GiB); the built-in one is ~0.75. */
+/** Room for the larger dev images (a devcontainer's universal image), many times the size of the built-in one. */
 export const DEFAULT_MAX_IMAGE_MIB = 16 * 1024;
 
 /** Checks cpus and memoryMib against the minimum and the host; `label` names where they came from. */

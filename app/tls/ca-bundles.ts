@@ -11,7 +11,7 @@ import { resolveFileInRoot } from "../../runtime/local/rootfs";
 import type { ManagerCa } from "./manager-ca";
 
 /**
- * Larger than any real store (Debian's is about 200 KiB), small enough that a hostile image cannot make the manager read gigabytes.
+ * Larger than any real store many times over, small enough that a hostile image cannot make the manager read gigabytes.
  * Exported so a test builds stores at and past it.
  */
 export const MAX_SYSTEM_STORE_BYTES = 4 * 1024 * 1024;

@@ -22,7 +22,8 @@ import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM, type GuestB
 /** Where host-mounts.ts finds what to attach: the annotation holds the HostMount list as JSON. */
 const HOST_MOUNTS_ANNOTATION = "dev.session-sandbox.host-mounts";
 /**
- * Host tasks per guest process under the ptrace platform (measured: ~150 guest sleeps took ~620 host pids).
+ * Host tasks per guest process under the ptrace platform (each guest process costs several host pids): the
+ * pids limit is scaled by it.
  * Exported so a test checks the pids limit.
  */
 export const HOST_TASKS_PER_GUEST_PROCESS = 4;

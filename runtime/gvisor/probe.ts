@@ -31,7 +31,7 @@ function ptraceForbidden(): boolean {
 const SMOKE_TIMEOUT_MS = 15_000;
 
 /**
- * Whether runsc can start a sandbox on this host at all (`runsc do true`, ~200 ms: ptrace allowed, its
+ * Whether runsc can start a sandbox on this host at all (`runsc do true`: ptrace allowed, its
  * seccomp and namespaces accepted by the kernel, e.g. not inside a container that forbids them). The
  * error text when not. No cgroups, no network, a root of its own under the state dir; nothing is left.
  */

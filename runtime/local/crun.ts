@@ -58,7 +58,7 @@ export class Crun implements OciRuntime {
    * cgroup2 mount has controllers, so on hybrid it runs in a private mount namespace where that mount is
    * covered by an empty tmpfs. The host's mounts are untouched; v1 controllers are all it then sees.
    * With the exec agent, the agent binary (which starts crun anyway) does that itself; without it, an
-   * `unshare` + `sh` + `mount` wrapper does (about 3 ms more per boot).
+   * `unshare` + `sh` + `mount` wrapper does (more processes on every boot).
    */
   async startDetached(id: string, bundleDir: string, pidFile: string, logFile: string, agent?: AgentListener): Promise<void> {
     rmSync(logFile, { force: true });

@@ -1,5 +1,6 @@
 // Disk images for volume quotas: sparse fixed-size ext4 images, formatted, loop-mounted, resized and
-// released with e2fsprogs and util-linux. Formatting costs ~8 ms, so one spare of each size is kept ready.
+// released with e2fsprogs and util-linux. Formatting is slow enough to matter on a boot's path, so one spare of
+// each size is kept ready.
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statfsSync, statSync, truncateSync } from "node:fs";
 import { randomHex } from "../bun-crypto";
 import { basename, dirname, join } from "node:path";
@@ -28,7 +29,7 @@ export async function runTool(argv: string[], okCodes: number[] = [0]): Promise<
 
 /**
  * A new sparse image of `sizeMib`, formatted ext4. No reserved blocks (the guest may use all of it); no
- * resize_inode, whose reserved GDT blocks are 2 MB of the 2.2 MB mkfs writes for 4 GiB and serve only
+ * resize_inode, whose reserved GDT blocks are most of what mkfs writes and serve only
  * online growth, which the driver does not do (resizeDisk). `background`: at the lowest CPU and I/O
  * priority, so that it yields to boots and commands.
  */

@@ -43,7 +43,7 @@ export type LocalDriverOptions = {
   /**
    * What a probe of this same configuration found, on another thread (the manager probes every runtime at
    * start; each actor Worker gets it in its init message): the first VM operation uses it instead of
-   * probing again (~3 ms of every new session's first command). Blocking problems still refuse, and after
+   * probing again on every new session's first command. Blocking problems still refuse, and after
    * a refusal the driver probes for itself.
    */
   probed?: Capability;

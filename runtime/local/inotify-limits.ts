@@ -76,7 +76,7 @@ export function inotifyHostCheck(have = readHostInotifyLimits()): { ok: boolean;
  * Sets the per-VM limits at VM start. crun 1.8.1 refuses `user.*` keys in `linux.sysctl` ("not namespaced").
  * A createContainer hook runs in the VM's namespaces while its init still waits, as the VM's root with the
  * capabilities it is about to drop, so it may write its own namespace's /proc/sys/user table; one `sh`, no
- * nsenter, so it costs a boot ~1 ms instead of ~3 (it needs the bundle directory to be traversable by the
+ * nsenter, so it costs a boot less than an nsenter would (it needs the bundle directory to be traversable by the
  * VM's uid: lifecycle.ts makes it 0711, with config.json 0600). The guest cannot raise them later: it has no
  * CAP_SYS_RESOURCE, and /proc/sys is read-only.
  */

@@ -48,7 +48,7 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
     const diskMib = spec.diskMib ?? DEFAULT_DISK_MIB;
     const { record: volume, created } = await ctx.volumes.ensure(spec.volume.name, diskMib);
     volumeCreated = created;
-    // Mounting takes ~4 ms: start it now, beside the steps below; startVm waits for this same mount.
+    // Mounting takes a moment: start it now, beside the steps below; startVm waits for this same mount.
     ctx.volumes.mount(spec.volume.name).catch(() => {});
     const hostUidBase = ctx.volumes.hostUidBase(volume.slot);
     const plan = planGuestRoot(spec.image, spec.mounts.map((m) => m.hostPath));

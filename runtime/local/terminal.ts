@@ -3,7 +3,7 @@
 // stdin or an fd passed over a console socket (SCM_RIGHTS), neither of which Bun offers; here stdin and
 // output stay plain pipes to crun, and nothing of the shell runs on the host.
 //
-// A resize runs `stty -F /dev/pts/N rows R cols C` in the VM as a second exec (argv, no shell; ~20 ms):
+// A resize runs `stty -F /dev/pts/N rows R cols C` in the VM as a second exec (argv, no shell):
 // the kernel then sends SIGWINCH to the terminal's foreground programs. N is the controlling terminal of
 // script's child, read by the host from /proc (tty_nr), never from anything the guest says.
 import type { FileSink } from "bun";

@@ -1,6 +1,6 @@
 // The seccomp program every VM of every tier runs under (seccomp-profile.ts, compiled by seccomp-bpf.ts):
 // one per thread. An actor Worker adopts the one its manager's main thread compiled from this same code
-// (workers/protocol.ts, withStartupFindings) instead of compiling it again: about 2 ms of a new session's
+// (workers/protocol.ts, withStartupFindings) instead of compiling it again: that saves time on a new session's
 // first command in a fresh Worker, and the compiler's bytecode in each actor's memory.
 import { compileSeccomp } from "./seccomp-bpf";
 import { seccompProfile } from "./seccomp-profile";

@@ -82,7 +82,7 @@ describe(`an image past maxImageMib (${LIMIT_MIB} MiB)`, () => {
       await f.client.sandbox.set("ses_big_build", { image: { kind: "recipe", packages: ["jq"] } });
       const { result, maxDrop } = await withDiskWatch(() => f.client.run("ses_big_build", { command: "true", cwd: f.services.sessions.require("ses_big_build").directory }));
       expect(result).toBeInstanceOf(ImageTooLargeError);
-      expect(maxDrop).toBeLessThan(700 * MIB); // the built-in image is ~757 MiB
+      expect(maxDrop).toBeLessThan(700 * MIB); // less than the built-in image: the copy stopped before it was whole
       expectNothingLeftIn(cacheDir());
       expect((await f.client.vms.list()).vms.filter((vm) => vm.rootSessionID === "ses_big_build")).toEqual([]);
     } finally {

@@ -10,9 +10,9 @@ import { prepareLocalRuntime } from "../runtime/local-target";
 import { execText, floodCommand, GIB, MIB, outputBytes, rssOf, watchRss } from "./output-flood";
 
 /**
- * The bound asserted on the manager's RSS above its level with both VMs booted: the windows hold ~5 MiB per
+ * The bound asserted on the manager's RSS above its level with both VMs booted: the windows hold 5 MiB per
  * command (4 MiB actor→main, 1 MiB in the HTTP body's queue); the rest is room for the garbage collector's
- * timing (measured: +80 MiB at the peak). Before the windows, a fast reader took it up ~850 MiB for 2 GiB.
+ * timing. Before the windows, a fast reader took it far past this bound.
  */
 const BOUND_BYTES = 256 * MIB;
 
