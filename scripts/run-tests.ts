@@ -1,26 +1,30 @@
 // `bun run test:unit` and the test command's runner (scripts/test.sh): runs test files in parallel, one
 // `bun test` process per file, and prints each file's whole output when it ends (never interleaved),
 // then one summary. Files are independent by construction: each makes its own data dir, runtime dir,
-// cgroup parent, ports, accounts and temp dirs, and removes them. The slow files start first, so the
-// run ends soon after its slowest file.
+// cgroup parent, ports, accounts and temp dirs, and removes them. When each starts is test-schedule.ts's:
+// the slowest first, and no more at once than the cores carry.
 //
 //   bun scripts/run-tests.ts                 every test file
 //   bun scripts/run-tests.ts --unit          only the files that boot no VM and start no manager,
 //                                            OpenCode, browser or registry (test-kinds.ts)
 //   bun scripts/run-tests.ts --jobs 2 test/actors   files whose path contains one of the arguments
-//   bun scripts/run-tests.ts --record        also writes each file's time to test/durations.json, which
-//                                            orders the next runs (a file it does not know yet goes by size)
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+//   bun scripts/run-tests.ts --jobs 1 --record   runs each file alone and writes its seconds and the
+//                                            machine's CPU seconds to test/durations.json, the profiles
+//                                            that order and pace the next runs
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, relative } from "node:path";
 import { classifyTestFiles, type TestFile } from "./test-kinds";
+import { cpuShare, profileOf, readProfiles, runScheduled, writeProfiles } from "./test-schedule";
 
 const ROOT = join(import.meta.dir, "..");
 const PER_TEST_TIMEOUT_MS = 120_000;
-const DURATIONS = join(ROOT, "test/durations.json");
+const PROFILES = join(ROOT, "test/durations.json");
+/** Shares beyond the cores: a file's measured share is an average, and waits hide inside it. */
+const CPU_OVERCOMMIT = 0.5;
 
 type Options = { unit: boolean; jobs: number; filters: string[]; record: boolean };
-type FileResult = { file: string; seconds: number; cpuSeconds: number; exitCode: number; passed: number; failed: number; skipped: number; output: string };
+type FileResult = { file: string; seconds: number; machineCpuSeconds: number; exitCode: number; passed: number; failed: number; skipped: number; output: string };
 
 function parseOptions(argv: string[]): Options {
   const options: Options = { unit: false, jobs: defaultJobs(), filters: [], record: false };
@@ -62,8 +66,16 @@ function counted(output: string, word: "pass" | "fail" | "skip"): number {
   return matches.length > 0 ? Number(matches.at(-1)![1]) : 0;
 }
 
+/** Busy CPU seconds of the whole machine so far (every process, daemons and VMs included), from /proc/stat. */
+function machineBusySeconds(): number {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return (fields.reduce((a, b) => a + b, 0) - idle) / 100; // USER_HZ
+}
+
 async function runFile(file: TestFile): Promise<FileResult> {
   const started = performance.now();
+  const busyBefore = machineBusySeconds();
   const proc = Bun.spawn(["bun", "test", "--timeout", String(PER_TEST_TIMEOUT_MS), `./${file.path}`], {
     cwd: ROOT,
     stdin: "ignore",
@@ -73,65 +85,50 @@ async function runFile(file: TestFile): Promise<FileResult> {
   });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const output = `${stdout}${stderr}`;
-  // The CPU of the file's process and what it waited for: where the machine's two cores went.
-  const usage = proc.resourceUsage()?.cpuTime;
-  const cpuSeconds = usage ? Number(usage.user + usage.system) / 1e6 : 0;
   const failed = counted(output, "fail");
   // A process that died (or failed outside a test) counts as one failure even when no test said so.
-  return { file: file.path, seconds: (performance.now() - started) / 1000, cpuSeconds, exitCode, passed: counted(output, "pass"), failed: exitCode !== 0 && failed === 0 ? 1 : failed, skipped: counted(output, "skip"), output };
-}
-
-/** Seconds each file took when last recorded; only an order, so a stale or missing file costs only time. */
-function recordedDurations(): Record<string, number> {
-  try {
-    return existsSync(DURATIONS) ? (JSON.parse(readFileSync(DURATIONS, "utf8")) as Record<string, number>) : {};
-  } catch {
-    return {};
-  }
-}
-
-/** A file's expected seconds: as recorded, else a guess from its kind and size. */
-function expectedSeconds(file: TestFile, recorded: Record<string, number>): number {
-  return recorded[file.path] ?? (file.kind === "vm" ? 5 : 1) + file.size / 4000;
+  const machineCpuSeconds = machineBusySeconds() - busyBefore;
+  return { file: file.path, seconds: (performance.now() - started) / 1000, machineCpuSeconds, exitCode, passed: counted(output, "pass"), failed: exitCode !== 0 && failed === 0 ? 1 : failed, skipped: counted(output, "skip"), output };
 }
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const all = await classifyTestFiles(ROOT);
-  const recorded = recordedDurations();
+  const profiles = readProfiles(PROFILES);
   const chosen = all
     .filter((file) => !options.unit || file.kind === "unit")
-    .filter((file) => options.filters.length === 0 || options.filters.some((filter) => file.path.includes(filter)))
-    // The slowest first: the last to start are the quick ones, so the run ends soon after its slowest file.
-    .sort((a, b) => expectedSeconds(b, recorded) - expectedSeconds(a, recorded));
+    .filter((file) => options.filters.length === 0 || options.filters.some((filter) => file.path.includes(filter)));
   if (chosen.length === 0) usage(`no test file matches ${options.filters.join(" ")}`);
+  // Only a file running alone has the machine's CPU to itself: that is the profile worth keeping.
+  if (options.record && options.jobs !== 1) usage("--record measures each file alone: add --jobs 1");
   const started = performance.now();
+  const busyAtStart = machineBusySeconds();
   process.stderr.write(`run-tests: ${chosen.length} files (${chosen.filter((f) => f.kind === "vm").length} with VMs or servers), ${options.jobs} at a time\n`);
   const results: FileResult[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < chosen.length) {
-      const file = chosen[next++]!;
+  await runScheduled(chosen, {
+    jobs: options.jobs,
+    cpuBudget: availableParallelism() + CPU_OVERCOMMIT,
+    seconds: (file) => profileOf(file, profiles).seconds,
+    share: (file) => cpuShare(profileOf(file, profiles)),
+    run: async (file) => {
       const result = await runFile(file);
       results.push(result);
       const mark = result.failed > 0 ? "FAIL" : "ok";
       process.stdout.write(`\n${result.file}:\n${result.output.trimEnd()}\n`);
-      process.stderr.write(`[${results.length}/${chosen.length}] ${mark} ${result.file} (${result.seconds.toFixed(1)} s, cpu ${result.cpuSeconds.toFixed(1)} s, ${result.passed} pass, ${result.failed} fail)\n`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(options.jobs, chosen.length) }, worker));
+      process.stderr.write(`[${results.length}/${chosen.length}] ${mark} ${result.file} (${result.seconds.toFixed(1)} s, machine cpu ${result.machineCpuSeconds.toFixed(1)} s, ${result.passed} pass, ${result.failed} fail)\n`);
+    },
+  });
   const sum = (key: "passed" | "failed" | "skipped") => results.reduce((total, result) => total + result[key], 0);
   const failedFiles = results.filter((result) => result.failed > 0);
   const wall = (performance.now() - started) / 1000;
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
   process.stdout.write(`\nslowest: ${slowest.map((r) => `${relative("test", r.file)} ${r.seconds.toFixed(0)} s`).join(", ")}\n`);
   if (failedFiles.length > 0) process.stdout.write(`failed files:\n${failedFiles.map((r) => `  ${r.file} (exit ${r.exitCode})`).join("\n")}\n`);
-  process.stdout.write(`ran ${results.length} files in ${wall.toFixed(0)} s with ${options.jobs} jobs\n`);
+  const busy = machineBusySeconds() - busyAtStart;
+  process.stdout.write(`ran ${results.length} files in ${wall.toFixed(0)} s with ${options.jobs} jobs; the machine's CPUs were busy ${((100 * busy) / (wall * availableParallelism())).toFixed(0)}% (${busy.toFixed(0)} CPU s)\n`);
   if (options.record) {
-    const times = { ...recorded, ...Object.fromEntries(results.map((result) => [result.file, Math.round(result.seconds * 10) / 10])) };
-    const known = new Set(all.map((file) => file.path));
-    const sorted = Object.fromEntries(Object.entries(times).filter(([file]) => known.has(file)).sort(([a], [b]) => a.localeCompare(b)));
-    writeFileSync(DURATIONS, `${JSON.stringify(sorted, null, 2)}\n`);
+    const measured = Object.fromEntries(results.map((result) => [result.file, { seconds: result.seconds, cpuSeconds: result.machineCpuSeconds }]));
+    writeProfiles(PROFILES, { ...profiles, ...measured }, new Set(all.map((file) => file.path)));
   }
   // The same summary line scripts/test.sh has always printed.
   process.stdout.write(`tests: ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped\n`);
