@@ -1,4 +1,4 @@
-// `session-sandbox exec <session> [--cwd DIR] [--timeout 90s] -- <command…>`: runs the command in the
+// `session-sandbox exec [OPTIONS] <session> [--] <command…>`: runs the command in the
 // session's VM (POST /api/sessions/:id/exec), its stdout and stderr streamed to ours as they come, and
 // exits with the command's own exit code. Ctrl-C cancels it in the VM.
 import type { SandboxClient } from "../../sdk/index";
@@ -11,42 +11,95 @@ import { safeStream } from "../terminal-safe";
 /** Exit codes of exec itself, outside what commands usually return (as `docker exec` does). */
 const EXEC_EXIT = { notRun: 125, timedOut: 124, interrupted: 130 } as const;
 
-const HELP = `usage: session-sandbox exec <session> [--cwd DIR] [--timeout 90s] [--raw] -- <command…>
+const HELP = `usage: session-sandbox exec [OPTIONS] <session> [--] <command…>
 
 Runs <command…> with \`sh -c\` in the session's VM, its stdout and stderr streamed to this terminal's as
-they come, and exits with the command's exit code. The words after \`--\` are joined with spaces, as ssh
-does: quote a command that needs its own quoting (\`-- 'ls -la "my dir"'\`). --cwd defaults to the
-session's directory; --timeout to the execTimeoutMs setting. Ctrl-C cancels the command in the VM. On a
-terminal, escape sequences other than colors are shown, not obeyed (--raw: as they are); piped output
-is passed on byte for byte.
+they come, and exits with the command's exit code. As with \`docker exec\`, options come before the
+command: the first word after <session> starts it (\`exec ses ls -la\`), or everything after \`--\`. Its
+words are joined with spaces, as ssh does: quote a command that needs its own quoting
+(\`-- 'ls -la "my dir"'\`). Ctrl-C cancels the command in the VM. On a terminal, escape sequences other
+than colors are shown, not obeyed (--raw: as they are); piped output is passed on byte for byte.
+
+options:
+  -w, --cwd DIR        where it runs (default: the session's directory; also --workdir)
+  -e, --env K=V        an environment variable (repeatable; -e K takes K from this environment)
+      --timeout 90s    its timeout (default: the execTimeoutMs setting)
+  -t, --tty            a terminal: with a shell as the command (\`-it ses bash\`), the session's
+                       interactive shell (session-sandbox shell)
+  -i, --interactive    accepted with -t; this command's stdin is not passed to the VM yet
 
 exit codes: the command's own; ${EXEC_EXIT.timedOut} when it timed out, ${EXEC_EXIT.interrupted} when cancelled (Ctrl-C),
 ${EXEC_EXIT.notRun} when it did not run or the stream broke (the reason is on stderr)`;
 
-/** Splits at the first `--`: the exec's own arguments, and the command's words. */
-function splitCommand(argv: string[]): { own: string[]; command: string | undefined } {
-  const dashes = argv.indexOf("--");
-  if (dashes < 0) return { own: argv, command: undefined };
-  const words = argv.slice(dashes + 1);
-  return { own: argv.slice(0, dashes), command: words.length > 0 ? words.join(" ") : undefined };
+/** Options that take a value: their value is the next word unless written with `=`. */
+const VALUED = new Set(["--cwd", "-w", "--workdir", "--timeout", "-e", "--env"]);
+const SHELLS = new Set(["sh", "bash", "zsh", "ash", "dash", "fish", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/bin/zsh", "/usr/bin/zsh"]);
+
+/**
+ * Docker's order: the exec's own options and the session, then the command, which starts at the first
+ * word after the session that is not an option, or after `--`.
+ */
+function splitCommand(argv: string[]): { own: string[]; command: string[] } {
+  const own: string[] = [];
+  let session = false;
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === "--") return { own, command: argv.slice(i + 1) };
+    if (word.startsWith("-") && word !== "-") {
+      own.push(word);
+      if (VALUED.has(word) && i + 1 < argv.length) own.push(argv[++i]!);
+    } else if (!session) {
+      own.push(word);
+      session = true;
+    } else return { own, command: argv.slice(i) };
+  }
+  return { own, command: [] };
+}
+
+/** `-e K=V` as docker takes it; `-e K` copies K from this environment (and is skipped when unset there). */
+function envOf(values: string[] | undefined): Record<string, string> | undefined {
+  if (!values || values.length === 0) return undefined;
+  const env: Record<string, string> = {};
+  for (const item of values) {
+    const at = item.indexOf("=");
+    const name = at < 0 ? item : item.slice(0, at);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`-e ${JSON.stringify(item)} is not NAME=VALUE`, "write -e NAME=VALUE, e.g. -e NODE_ENV=test");
+    if (at >= 0) env[name] = item.slice(at + 1);
+    else if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  }
+  return env;
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { own, command: afterDashes } = splitCommand(argv);
+  const { own, command: words } = splitCommand(argv);
   let exitCode: number | undefined;
-  const failed = await executeCommand(
-    { name: "exec", help: HELP, options: { cwd: { type: "string" }, timeout: { type: "string" } } },
-    own,
-    async ({ positionals, values, client }) => {
-      const [session, ...words] = positionals;
-      if (session === undefined) throw new UsageError("missing <session>", "session-sandbox exec <session> -- <command…>");
-      const command = afterDashes ?? (words.length > 0 ? words.join(" ") : undefined);
-      if (command === undefined) throw new UsageError("missing <command…>", "put the command after `--`");
-      if (afterDashes !== undefined && words.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(words[0])} before \`--\``);
-      const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs(values.timeout, "--timeout");
-      exitCode = await stream(client, session, { command, cwd: values.cwd, timeoutMs }, Boolean(values.raw));
-    },
-  );
+  let shellOf: string | undefined;
+  const options = {
+    cwd: { type: "string", short: "w" },
+    workdir: { type: "string" },
+    timeout: { type: "string" },
+    env: { type: "string", short: "e", multiple: true },
+    tty: { type: "boolean", short: "t" },
+    interactive: { type: "boolean", short: "i" },
+  } as const;
+  const failed = await executeCommand({ name: "exec", help: HELP, options }, own, async ({ positionals, values, client }) => {
+    const [session] = positionals;
+    if (session === undefined) throw new UsageError("missing <session>", "session-sandbox exec <session> <command…>");
+    if (words.length === 0) throw new UsageError("missing <command…>", "put the command after the session: session-sandbox exec <session> <command…>");
+    const command = words.join(" ");
+    if (values.tty) {
+      if (words.length === 1 && SHELLS.has(words[0]!)) return void (shellOf = session);
+      throw new UsageError("-t runs only an interactive shell here", `for a terminal, run \`session-sandbox shell ${session}\`; for a command, drop -t`);
+    }
+    if (values.interactive && !process.stdin.isTTY) {
+      throw new UsageError("this command's stdin is not passed to the VM yet", "give the data in the command, or write it to a file in the repository and read it there");
+    }
+    const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs(values.timeout, "--timeout");
+    const cwd = values.cwd ?? values.workdir;
+    exitCode = await stream(client, session, { command, cwd, timeoutMs, env: envOf(values.env) }, Boolean(values.raw));
+  });
+  // `exec -it <session> bash`: the session's interactive shell, as docker users type it.
+  if (shellOf !== undefined) return (await import("./shell")).run([shellOf]);
   return exitCode ?? (failed === 0 ? 0 : EXEC_EXIT.notRun);
 }
 
@@ -73,7 +126,7 @@ function writable(stream: NodeJS.WriteStream): Promise<void> | undefined {
 }
 
 /** Streams one command; resolves to the exit code to leave with. */
-function stream(client: SandboxClient, session: string, request: { command: string; cwd?: string; timeoutMs?: number }, raw: boolean): Promise<number> {
+function stream(client: SandboxClient, session: string, request: { command: string; cwd?: string; timeoutMs?: number; env?: Record<string, string> }, raw: boolean): Promise<number> {
   const stdout = sinkFor(process.stdout, raw);
   const stderr = sinkFor(process.stderr, raw);
   return untilInterrupted(async (interrupted) => {

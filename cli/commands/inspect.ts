@@ -1,9 +1,9 @@
 // `session-sandbox inspect <vm|session>`: everything the manager knows about one root's sandbox, found by
 // its VM's name or by any session of its tree: the session, its sandbox settings, its VM (with usage
 // when the runtime reports it) and its last commands.
-import { isVmName } from "../../app/vm-identity";
-import { SessionNotFoundError, VmNotFoundError, type SandboxClient } from "../../sdk/index";
+import type { SandboxClient } from "../../sdk/index";
 import { executeCommand, expectPositionals } from "../frame";
+import { sessionOfTarget } from "../target";
 import { formatBytes, isoTime } from "../format";
 import type { Output } from "../output";
 import { sessionSandboxJson, sessionSandboxView } from "../session-view";
@@ -22,18 +22,6 @@ reports them) and its last ${RECENT_EXECS} commands.`;
 type Vm = Awaited<ReturnType<SandboxClient["vms"]["list"]>>["vms"][number];
 type VmStats = Awaited<ReturnType<SandboxClient["vms"]["stats"]>>;
 
-/** The session an argument names: itself, or the root of the VM of that name. */
-async function sessionOf(client: SandboxClient, target: string, vms: Vm[]): Promise<string> {
-  const vm = vms.find((candidate) => candidate.name === target);
-  if (vm?.rootSessionID) return vm.rootSessionID;
-  try {
-    return (await client.sessions.get(target)).id;
-  } catch (error) {
-    if (!(error instanceof SessionNotFoundError) || !isVmName(target)) throw error;
-    throw new VmNotFoundError(404, "VM_NOT_FOUND", `no VM or session named ${JSON.stringify(target)}`);
-  }
-}
-
 function statsPairs(stats: VmStats | null): string {
   if (!stats) return "-";
   if (!stats.available) return `usage not available: ${stats.reason ?? "the runtime does not report it"}`;
@@ -47,7 +35,7 @@ export function run(argv: string[]): Promise<number> {
   return executeCommand({ name: "inspect", help: HELP, options: {} }, argv, async ({ positionals, out, client }) => {
     const [target] = expectPositionals(positionals, ["vm|session"]) as [string];
     const { vms } = await client.vms.list();
-    const sessionId = await sessionOf(client, target, vms);
+    const sessionId = await sessionOfTarget(client, target, vms);
     const [session, sandbox, { execs }] = await Promise.all([client.sessions.get(sessionId), client.sandbox.get(sessionId), client.execs.list(sessionId, { limit: RECENT_EXECS })]);
     const vm = vms.find((candidate) => candidate.name === sandbox.vmName) ?? null;
     const stats = vm ? await client.vms.stats(vm.name).catch(() => null) : null;

@@ -2,6 +2,7 @@
 // (GET /api/sessions/:id/execs), oldest first: when, outcome, duration, the command and the tail of its
 // output. -f then prints each command as it finishes (woken by the manager's exec events).
 import type { SandboxClient } from "../../sdk/index";
+import { sessionOfTarget } from "../target";
 import { executeCommand, expectPositionals } from "../frame";
 import { isoOrNull, isoTime, timeCell } from "../format";
 import type { Output } from "../output";
@@ -14,7 +15,7 @@ const DEFAULT_COUNT = 20;
 /** How far back -f looks for commands that finished since its last look. */
 const FOLLOW_WINDOW = 50;
 
-const HELP = `usage: session-sandbox logs <session> [-n N] [-f] [--json]
+const HELP = `usage: session-sandbox logs <session|vm> [-n N] [-f] [--json]
 
 The session's last N commands (default ${DEFAULT_COUNT}, at most 200), oldest first: when each started, how it
 ended (exit code, timed out, cancelled, still running), how long it took, the command, and the last
@@ -79,7 +80,8 @@ async function follow(client: SandboxClient, session: string, count: number, see
 export function run(argv: string[]): Promise<number> {
   const options = { follow: { type: "boolean", short: "f" }, lines: { type: "string", short: "n" } } as const;
   return executeCommand({ name: "logs", help: HELP, options }, argv, async ({ positionals, values, out, client }) => {
-    const [session] = expectPositionals(positionals, ["session"]) as [string];
+    const [target] = expectPositionals(positionals, ["session|vm"]) as [string];
+    const session = await sessionOfTarget(client, target);
     const count = values.lines === undefined ? DEFAULT_COUNT : parseWholeNumber(values.lines, "-n");
     if (values.follow) {
       // The last `count` that finished now; every other one as it finishes (running ones included).

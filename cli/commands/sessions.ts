@@ -1,4 +1,9 @@
-// `bun run sessions`: every registered session with its root, parent, fork origin and directory.
+// `session-sandbox sessions [create <dir> | rm <id>]`: every registered session with its root, parent, fork
+// origin and directory; or register a root session for a directory (what the OpenCode plugin does for each
+// session it sees), or delete one with its tree (a root's VM and volume go with it).
+import { resolve } from "node:path";
+import { ulid } from "ulid";
+import { UsageError } from "../errors";
 import { executeCommand, expectPositionals } from "../frame";
 import { isoTime, timeCell } from "../format";
 import { renderTable } from "../output";
@@ -7,12 +12,31 @@ export function run(argv: string[]): Promise<number> {
   return executeCommand(
     {
       name: "sessions",
-      help: "usage: bun run sessions [--json]\n\nLists every registered session: ID, ROOT, PARENT, FORK OF, SANDBOX (on/off), VM (its root's VM and status, once it exists),\nDIRECTORY, CREATED. ROOT and SANDBOX are \"?\" where a stored parent chain is broken.",
-      options: {},
+      help: `usage: session-sandbox sessions [--json]
+       session-sandbox sessions create <dir> [--id ID] [--json]
+       session-sandbox sessions rm <id> [--json]
+
+Lists every registered session: ID, ROOT, PARENT, FORK OF, SANDBOX (on/off), VM (its root's VM and status,
+once it exists), DIRECTORY, CREATED. ROOT and SANDBOX are "?" where a stored parent chain is broken.
+create registers a root session for <dir> (an id of its own unless --id), as the OpenCode plugin does for
+each session; rm deletes a session and its children, and a root's VM and data volume with it.`,
+      options: { id: { type: "string" } },
     },
     argv,
-    async ({ positionals, out, client }) => {
-      expectPositionals(positionals, []);
+    async ({ positionals, values, out, client }) => {
+      const [action, ...rest] = positionals;
+      if (action === "create") {
+        const [dir] = expectPositionals(rest, ["dir"]) as [string];
+        const session = await client.sessions.register({ id: values.id ?? `ses_${ulid().toLowerCase()}`, directory: resolve(dir) });
+        return out.json ? out.printJson(session) : out.line(`registered ${out.paint.cyan(session.id)} for ${session.directory}`);
+      }
+      if (action === "rm") {
+        const [id] = expectPositionals(rest, ["id"]) as [string];
+        const deleted = await client.sessions.delete(id);
+        return out.json ? out.printJson(deleted) : out.line(`deleted ${deleted.deleted.map((gone) => out.paint.cyan(gone)).join(", ")}`);
+      }
+      if (action !== undefined) throw new UsageError(`unknown action ${JSON.stringify(action)}`, "session-sandbox sessions [create <dir> | rm <id>]");
+      if (values.id !== undefined) throw new UsageError("--id goes with create", "session-sandbox sessions create <dir> --id ID");
       const sessions = (await client.sessions.list()).sessions.toSorted((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
       // The VM a session's commands run in, if it exists now (a root's VM appears at its first command).
       const vmStatus = new Map((await client.vms.list()).vms.map((vm) => [vm.name, vm.status]));

@@ -2,6 +2,7 @@
 // the runtime's cgroups and volumes (GET /api/vms/stats). CPU % is the CPU time used between two reads
 // over the time between them, 100% being one CPU, as `docker stats` counts it.
 import type { SandboxClient } from "../../sdk/index";
+import { vmOfTarget } from "../target";
 import { executeCommand, expectPositionals } from "../frame";
 import { EXIT } from "../errors";
 import { formatBytes } from "../format";
@@ -14,10 +15,10 @@ type Row = VmStats & { cpuPercent: number | null };
 const SAMPLE_MS = 1_000;
 const WATCH_MS = 2_000;
 
-const HELP = `usage: bun run stats [<vm>] [--watch] [--json]
-       (installed: session-sandbox stats …)
+const HELP = `usage: session-sandbox stats [<vm|session>] [--watch] [--json]
 
-CPU %, memory, pids and disk of every VM the manager knows (or of one), read from the runtime's cgroups
+CPU %, memory, pids and disk of every VM the manager knows (or of one, named by its name or by any
+session of its tree), read from the runtime's cgroups
 and each VM's home volume. CPU % is measured over ${SAMPLE_MS / 1000} s (100% = one CPU); MEMORY excludes page
 cache the kernel can drop, and includes /tmp. --watch refreshes every ${WATCH_MS / 1000} s until Ctrl-C (with
 --json: one JSON object per line). The msb runtime cannot report usage: its VMs show "-" and the reason.`;
@@ -99,7 +100,8 @@ async function watch(client: SandboxClient, vm: string | undefined, out: Output)
 
 export function run(argv: string[]): Promise<number> {
   return executeCommand({ name: "stats", help: HELP, options: { watch: { type: "boolean", short: "w" } } }, argv, async ({ positionals, values, out, client }) => {
-    const [vm] = expectPositionals(positionals, ["vm"], 1);
+    const [target] = expectPositionals(positionals, ["vm|session"], 1);
+    const vm = target === undefined ? undefined : await vmOfTarget(client, target);
     if (values.watch) return void (await watch(client, vm, out));
     const first = await read(client, vm);
     await Bun.sleep(SAMPLE_MS);

@@ -186,6 +186,50 @@ describe("exec, logs, events, inspect", () => {
   });
 });
 
+describe("what a docker user types first", () => {
+  test("exec <session> <command…> without `--`; -e K=V, -e K from here, -w DIR; options before the command only", async () => {
+    expect(await cli(["exec", "ses_cli", "ls", "-a", "/"])).toMatchObject({ exitCode: 0, stderr: "" });
+    const env = await cli(["exec", "-e", "FOO=one two", "-e", "FROM_HERE", "-w", repo, "ses_cli", "echo \"$FOO|$FROM_HERE\"; pwd"], { env: { FROM_HERE: "here" } });
+    expect(env).toEqual({ exitCode: 0, stdout: `one two|here\n${repo}\n`, stderr: "" });
+    // After the command starts, a word that looks like an option is the command's.
+    expect(await cli(["exec", "ses_cli", "ls", "-d", "-e", "/"])).toMatchObject({ exitCode: 2 }); // ls's own -e: not ours
+    expect(await cli(["exec", "ses_cli", "ls", "-d", "/"])).toMatchObject({ exitCode: 0, stdout: "/\n" });
+    expect((await cli(["exec", "-e", "1BAD", "ses_cli", "true"])).stderr).toContain("-e NAME=VALUE");
+  });
+
+  test("exec -t with a command, and -i with a piped stdin → exit 2 and a one-line hint naming the right form", async () => {
+    const tty = await cli(["exec", "-t", "ses_cli", "ls"]);
+    expect(tty.exitCode).toBe(125);
+    expect(tty.stderr).toContain("session-sandbox shell ses_cli");
+    const piped = await cli(["exec", "-i", "ses_cli", "cat"]);
+    expect(piped.exitCode).toBe(125);
+    expect(piped.stderr).toContain("stdin is not passed to the VM yet");
+  });
+
+  test("stats, logs and rm take a session id or a VM name alike", async () => {
+    const vmName = (await m.client.sandbox.get("ses_cli")).vmName;
+    await cli(["exec", "ses_cli", "true"]);
+    const bySession = parseJson<{ vms: Array<{ name: string }> }>(await cli(["stats", "ses_cli", "--json"]));
+    expect(bySession.vms.map((vm) => vm.name)).toEqual([vmName]);
+    const byVm = parseJson<{ execs: unknown[] }>(await cli(["logs", vmName, "--json"]));
+    expect(byVm.execs.length).toBeGreaterThan(0);
+    expect(await cli(["stats", "ses_nobody"])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining("no VM or session named") });
+  });
+
+  test("sessions create <dir> registers a root; exec runs there; sessions rm deletes it, and rm <session> of another removes its VM", async () => {
+    const dir = m.makeRepo("cli-created");
+    const created = parseJson<{ id: string; directory: string }>(await cli(["sessions", "create", dir, "--json"]));
+    expect(created.directory).toBe(dir);
+    expect(created.id).toMatch(/^ses_/);
+    expect(await cli(["exec", created.id, "pwd"])).toEqual({ exitCode: 0, stdout: `${dir}\n`, stderr: "" });
+    const removed = await cli(["rm", created.id]);
+    expect(removed.exitCode).toBe(0);
+    expect(removed.stdout).toContain("ocm-session-");
+    expect(await cli(["sessions", "rm", created.id])).toMatchObject({ exitCode: 0, stdout: expect.stringContaining(created.id) });
+    expect((await cli(["sessions", "frobnicate"])).exitCode).toBe(2);
+  });
+});
+
 /** The lines of a child's stdout, as they come. */
 async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
