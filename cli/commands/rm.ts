@@ -6,7 +6,7 @@ export function run(argv: string[]): Promise<number> {
   return executeCommand(
     {
       name: "rm",
-      help: `usage: session-sandbox rm <vm|session> [--json]
+      help: `usage: bun run rm <vm|session> [--json]
 
 Removes the VM (see \`session-sandbox vms\`), named by its name or by any session of its tree, and its
 data volume; its running commands are cancelled. The session keeps its mode: its next command boots a

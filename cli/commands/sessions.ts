@@ -12,9 +12,9 @@ export function run(argv: string[]): Promise<number> {
   return executeCommand(
     {
       name: "sessions",
-      help: `usage: session-sandbox sessions [--json]
-       session-sandbox sessions create <dir> [--id ID] [--json]
-       session-sandbox sessions rm <id> [--json]
+      help: `usage: bun run sessions [--json]
+       bun run sessions create <dir> [--id ID] [--json]
+       bun run sessions rm <id> [--json]
 
 Lists every registered session: ID, ROOT, PARENT, FORK OF, SANDBOX (on/off), VM (its root's VM and status,
 once it exists), DIRECTORY, CREATED. ROOT and SANDBOX are "?" where a stored parent chain is broken.

@@ -15,7 +15,7 @@ type Row = VmStats & { cpuPercent: number | null };
 const SAMPLE_MS = 1_000;
 const WATCH_MS = 2_000;
 
-const HELP = `usage: session-sandbox stats [<vm|session>] [--watch] [--json]
+const HELP = `usage: bun run stats [<vm|session>] [--watch] [--json]
 
 CPU %, memory, pids and disk of every VM the manager knows (or of one, named by its name or by any
 session of its tree), read from the runtime's cgroups
