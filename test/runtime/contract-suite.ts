@@ -320,9 +320,10 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       const rate = (after.usageUs - before.usageUs) / wallUs;
       expect(rate).toBeLessThan(cpus * 1.3);
       // The quota's own counters: a half-CPU quota is always reached by two loops. A whole-CPU quota is
-      // reached only when the host has more than one CPU to give; on a host loaded by other work it may not
-      // be, and then the cap above is the whole proof.
-      if (cpus < 1 || rate > cpus * 0.9) {
+      // reached only when the host has more than one CPU to give; on a host loaded by other work (other test
+      // files run beside this one) the loops may average 90% of a CPU without filling any one period, and
+      // then the cap above is the whole proof. Only a rate at the quota itself says every period was full.
+      if (cpus < 1 || rate > cpus * 0.99) {
         expect(after.nrThrottled).toBeGreaterThan(before.nrThrottled);
         expect(after.throttledUs).toBeGreaterThan(0);
       }
