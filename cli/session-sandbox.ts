@@ -38,6 +38,7 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   command("serve", "run the manager in the foreground (as root)"),
   command("install-service", "install the manager as a systemd service"),
   command("token", "print the API token (on the manager's host; creates it if needed)"),
+  command("completion", "a completion script for bash, zsh or fish"),
 ]);
 
 const USAGE = `usage: session-sandbox <command> [arguments] [--json] [--help]

@@ -12,15 +12,16 @@ export function run(argv: string[]): Promise<number> {
   return executeCommand(
     {
       name: "sessions",
-      help: `usage: bun run sessions [--json]
+      help: `usage: bun run sessions [--json | -q]
        bun run sessions create <dir> [--id ID] [--json]
        bun run sessions rm <id> [--json]
 
 Lists every registered session: ID, ROOT, PARENT, FORK OF, SANDBOX (on/off), VM (its root's VM and status,
 once it exists), DIRECTORY, CREATED. ROOT and SANDBOX are "?" where a stored parent chain is broken.
+-q (--quiet) prints only the ids, one per line (as \`docker ps -q\`; shell completion uses it).
 create registers a root session for <dir> (an id of its own unless --id), as the OpenCode plugin does for
 each session; rm deletes a session and its children, and a root's VM and data volume with it.`,
-      options: { id: { type: "string" } },
+      options: { id: { type: "string" }, quiet: { type: "boolean", short: "q" } },
     },
     argv,
     async ({ positionals, values, out, client }) => {
@@ -38,6 +39,7 @@ each session; rm deletes a session and its children, and a root's VM and data vo
       if (action !== undefined) throw new UsageError(`unknown action ${JSON.stringify(action)}`, "session-sandbox sessions [create <dir> | rm <id>]");
       if (values.id !== undefined) throw new UsageError("--id goes with create", "session-sandbox sessions create <dir> --id ID");
       const sessions = (await client.sessions.list()).sessions.toSorted((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+      if (values.quiet) return void process.stdout.write(sessions.map((s) => `${s.id}\n`).join(""));
       // The VM a session's commands run in, if it exists now (a root's VM appears at its first command).
       const vmStatus = new Map((await client.vms.list()).vms.map((vm) => [vm.name, vm.status]));
       const vmOf = (s: (typeof sessions)[number]) => (s.vmName !== null && vmStatus.has(s.vmName) ? { name: s.vmName, status: vmStatus.get(s.vmName)! } : null);

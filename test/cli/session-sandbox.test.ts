@@ -230,6 +230,30 @@ describe("what a docker user types first", () => {
   });
 });
 
+describe("shell completion", () => {
+  /** The completions bash offers for `words` (the last one being typed), with the script sourced as the README says. */
+  async function complete(words: string[]): Promise<string[]> {
+    const script = `source <(session-sandbox completion bash); COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _session_sandbox; printf '%s\\n' "\${COMPREPLY[@]}"`;
+    const result = await cli(["completion", "bash"]); // the script itself must come out clean
+    expect(result).toMatchObject({ exitCode: 0, stderr: "" });
+    const proc = Bun.spawn(["bash", "-c", script], { env: { PATH: `${join(install, "bin")}:${process.env.PATH ?? ""}`, HOME: process.env.HOME ?? "/root", ...m.env }, stdout: "pipe", stderr: "pipe" });
+    const [stdout, exitCode] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(exitCode).toBe(0);
+    return stdout.split("\n").filter((line) => line !== "");
+  }
+
+  test("completion bash loads in bash: subcommands, and the manager's session ids where a command takes one", async () => {
+    expect(await complete(["session-sandbox", "ex"])).toEqual(["exec"]);
+    expect(await complete(["session-sandbox", "exec", "ses_c"])).toContain("ses_cli");
+    expect(await complete(["session-sandbox", "exec", "-e", "A=1", "ses_c"])).toContain("ses_cli");
+    expect(await complete(["session-sandbox", "exec", "ses_cli", "l"])).toEqual([]); // the command's own words
+    expect(parseJson<unknown>(await cli(["sessions", "--json"]))).toBeDefined();
+    expect((await cli(["sessions", "-q"])).stdout.split("\n")).toContain("ses_cli");
+    for (const shell of ["zsh", "fish"]) expect(await cli(["completion", shell])).toMatchObject({ exitCode: 0, stderr: "" });
+    expect((await cli(["completion", "tcsh"])).exitCode).toBe(2);
+  });
+});
+
 /** The lines of a child's stdout, as they come. */
 async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
