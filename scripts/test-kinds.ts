@@ -17,7 +17,7 @@ const NEEDS_THE_MACHINE = [
   /\bstartManager\(/,
   /\bstartTestManager\(/,
   /\bstartOpencode\(/,
-  /\bstartRegistry\(/,
+  /\bstartNpmRegistry\(/,
   /\bchromium\b/,
   /\buseradd\b/,
   /\brealMsb|\breal msb\b/i,

@@ -1,5 +1,5 @@
 // The packages as a user gets them. `npm pack` builds all three (scripts/packages/build.ts), a
-// registry on loopback (verdaccio, started here, no uplinks) takes them, and from fresh directories:
+// registry on loopback (verdaccio, test/fixtures/npm-registry.ts, no uplinks) takes them, and from fresh directories:
 // (a) a Node script installs the SDK by name and runs a command in a session's VM; (b) a strict TypeScript
 // project type-checks against it (TypeScript 5 and 7, nodenext and bundler resolution, skipLibCheck off);
 // (d) `npm i -g` of the CLI answers --version and runs `exec`; (c) a real `opencode serve` whose
@@ -13,7 +13,7 @@ import { makeTempDir } from "../helpers";
 import { prepareLocalRuntime } from "../runtime/local-target";
 import { createSession, shellMode, startTestManager, type TestManager } from "../e2e/fixture";
 import { startOpencode, type OpencodeServer } from "../e2e/opencode-server";
-import { startRegistry, type Registry } from "./registry";
+import { startNpmRegistry, type NpmRegistry } from "../fixtures/npm-registry";
 
 setDefaultTimeout(180_000);
 
@@ -22,7 +22,7 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as
 
 let scratch: string;
 let tarballs: BuiltPackages;
-let registry: Registry;
+let registry: NpmRegistry;
 let manager: TestManager;
 let repo: string;
 let oc: OpencodeServer | undefined;
@@ -30,7 +30,8 @@ let oc: OpencodeServer | undefined;
 type Run = { exitCode: number; stdout: string; stderr: string };
 
 async function run(argv: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  const proc = Bun.spawn(argv, { cwd, env: { ...registry.env, ...env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  // No retries: a registry on loopback answers at once, and nothing else may be asked.
+  const proc = Bun.spawn(argv, { cwd, env: { ...registry.npmEnv, npm_config_fetch_retries: "0", ...env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const [exitCode, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   return { exitCode, stdout, stderr };
 }
@@ -53,12 +54,9 @@ async function tarballFiles(tarball: string): Promise<string[]> {
 beforeAll(async () => {
   scratch = makeTempDir("ss-packages-");
   const image = await prepareLocalRuntime();
-  registry = await startRegistry(join(scratch, "registry"));
+  registry = await startNpmRegistry(join(scratch, "registry"));
   tarballs = await buildAndPack(join(scratch, "build"), join(scratch, "tarballs"));
-  for (const tarball of Object.values(tarballs)) {
-    const published = await run(["npm", "publish", tarball], scratch);
-    if (published.exitCode !== 0) throw new Error(`npm publish ${tarball} failed: ${published.stderr}`);
-  }
+  for (const tarball of Object.values(tarballs)) await registry.publish(tarball);
   manager = await startTestManager(image);
   repo = join(scratch, "repo");
   mkdirSync(repo);
