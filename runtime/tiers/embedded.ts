@@ -2,11 +2,12 @@
 // 127.0.0.1:3128 is forwarded to the host-side egress proxy's socket, which applies the policy and swaps
 // secret values in; it trusts the manager CA through a mounted trust directory.
 import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA } from "../driver";
+import { GUEST_PROXY_PORT } from "../local/oci-config";
 import type { RuntimeName } from "../select";
 import type { Tier } from "./tier";
 
-/** Where the guest reaches the host proxy (the forwarder inside every embedded VM listens there). */
-const GUEST_PROXY_URL = "http://127.0.0.1:3128";
+/** Where the guest reaches the host proxy: the forwarder inside every embedded VM listens there. */
+const GUEST_PROXY_URL = `http://127.0.0.1:${GUEST_PROXY_PORT}`;
 
 /**
  * The variables common tools read for their trust store, each naming the VM's bundle.
