@@ -3,7 +3,8 @@
 // a browser, a package registry, the real msb, or a host account (or carries a `// test-kind: vm` line).
 // Everything else runs in-process on temp dirs and SQLite files, and `bun run test:unit` runs only those.
 import { readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { join, relative } from "node:path";
+import { importsIn, resolveRelative } from "./module-imports";
 
 export type TestKind = "unit" | "vm";
 export type TestFile = { path: string; kind: TestKind; size: number };
@@ -24,22 +25,6 @@ const NEEDS_THE_MACHINE = [
   /\bdescribeContract\(|\bdescribeEscapes\(|\bdescribeTerminal\(/,
 ];
 
-const RELATIVE_IMPORT = /(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g;
-
-function resolveInTest(root: string, from: string, specifier: string): string | undefined {
-  const base = resolve(dirname(from), specifier);
-  if (!relative(join(root, "test"), base).startsWith("..")) {
-    for (const candidate of [base, `${base}.ts`, join(base, "index.ts")]) {
-      try {
-        if (statSync(candidate).isFile()) return candidate;
-      } catch {
-        // not this one
-      }
-    }
-  }
-  return undefined;
-}
-
 export async function classifyTestFiles(root: string): Promise<TestFile[]> {
   const heavy = new Map<string, boolean>();
   const visiting = new Set<string>();
@@ -51,9 +36,10 @@ export async function classifyTestFiles(root: string): Promise<TestFile[]> {
     const text = readFileSync(file, "utf8");
     const result =
       NEEDS_THE_MACHINE.some((pattern) => pattern.test(text)) ||
-      [...text.matchAll(RELATIVE_IMPORT)].some(([, specifier]) => {
-        const helper = resolveInTest(root, file, specifier!);
-        return helper !== undefined && needsTheMachine(helper);
+      importsIn(text).some(({ specifier }) => {
+        const helper = resolveRelative(file, specifier);
+        // Followed through test helpers only: the code under test boots nothing by being imported.
+        return helper !== undefined && !relative(join(root, "test"), helper).startsWith("..") && needsTheMachine(helper);
       });
     visiting.delete(file);
     heavy.set(file, result);

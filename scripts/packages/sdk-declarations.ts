@@ -3,8 +3,9 @@
 // imports the declarations keep. The SDK's implementation imports the server's types (sdk/eden.ts); its
 // declarations must not, so one that reaches outside sdk/ fails the build with the file that did.
 import ts from "typescript-5";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { importsIn, resolveRelative } from "../module-imports";
 
 const OPTIONS: ts.CompilerOptions = {
   target: ts.ScriptTarget.ES2022,
@@ -13,19 +14,6 @@ const OPTIONS: ts.CompilerOptions = {
   declaration: true,
   isolatedDeclarations: true,
 };
-
-/** The relative module specifiers a declaration file imports or re-exports. */
-function relativeImports(declaration: string): string[] {
-  const file = ts.createSourceFile("x.d.ts", declaration, ts.ScriptTarget.ES2022);
-  const specifiers: string[] = [];
-  for (const statement of file.statements) {
-    const specifier = (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier;
-    if (specifier && ts.isStringLiteral(specifier)) specifiers.push(specifier.text);
-  }
-  // `import("…")` types inside the declarations count too.
-  for (const match of declaration.matchAll(/import\("([^"]+)"\)/g)) specifiers.push(match[1]!);
-  return specifiers.filter((specifier) => specifier.startsWith("."));
-}
 
 /**
  * Relative specifiers with the `.js` a consumer's `moduleResolution: node16`/`nodenext` needs in an ES
@@ -60,9 +48,8 @@ export function emitSdkDeclarations(sdkDir: string, entries: string[], outDir: s
       writeFileSync(target, withJsExtensions(declaration));
     }
     written.push(relative(outDir, target));
-    for (const specifier of relativeImports(declaration)) {
-      const base = resolve(dirname(source), specifier);
-      const found = [`${base}.ts`, `${base}.d.ts`, join(base, "index.ts")].find((candidate) => existsSync(candidate));
+    for (const { specifier } of importsIn(declaration).filter((found) => found.specifier.startsWith("."))) {
+      const found = resolveRelative(source, specifier);
       if (!found) throw new Error(`${inside} imports ${specifier}, which is not a module of sdk/`);
       queue.push(found);
     }

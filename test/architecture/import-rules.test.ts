@@ -4,6 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { importsIn, resolveRelative } from "../../scripts/module-imports";
 
 const ROOT = join(import.meta.dir, "../..");
 const FOLDERS = ["app", "runtime", "workers", "egress", "sdk", "plugin", "cli", "scripts", "bench"] as const;
@@ -21,31 +22,13 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** The file a relative specifier names, as a path from the repository root; undefined for a package. */
-function resolveSpecifier(file: string, specifier: string): string | undefined {
-  if (!specifier.startsWith(".")) return undefined;
-  const base = resolve(dirname(file), specifier);
-  for (const candidate of [base, `${base}.ts`, `${base}.tsx`, `${base}.d.ts`, join(base, "index.ts")]) {
-    try {
-      if (statSync(candidate).isFile()) return relative(ROOT, candidate);
-    } catch {
-      // not this one
-    }
-  }
-  return relative(ROOT, base);
-}
-
-const IMPORT = /^\s*(import|export)\s+(type\s+)?(?:[^"';]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
-
 function importsOf(file: string): Import[] {
-  const text = readFileSync(file, "utf8");
-  const found: Import[] = [];
-  for (const match of text.matchAll(IMPORT)) {
-    const specifier = match[3] ?? match[4]!;
-    const to = resolveSpecifier(file, specifier);
-    if (to) found.push({ from: relative(ROOT, file), to, typeOnly: match[2] !== undefined, line: match[0].trim() });
-  }
-  return found;
+  return importsIn(readFileSync(file, "utf8")).flatMap(({ specifier, typeOnly, statement }) => {
+    if (!specifier.startsWith(".")) return [];
+    // A specifier that names no file still counts, for the folder it points into.
+    const to = resolveRelative(file, specifier) ?? resolve(dirname(file), specifier);
+    return [{ from: relative(ROOT, file), to: relative(ROOT, to), typeOnly, line: statement }];
+  });
 }
 
 const folderOf = (path: string) => path.split("/")[0]!;
