@@ -48,17 +48,14 @@ export async function runScheduled<T>(items: T[], options: { jobs: number; cpuBu
   const pending = [...items].sort((a, b) => options.seconds(b) - options.seconds(a));
   const running = new Map<Promise<void>, number>();
   const load = () => [...running.values()].reduce((sum, share) => sum + share, 0);
+  const fits = (item: T) => running.size === 0 || load() + options.share(item) <= options.cpuBudget;
   while (pending.length > 0 || running.size > 0) {
-    let started = true;
-    while (started && running.size < options.jobs) {
-      started = false;
-      const at = pending.findIndex((item) => running.size === 0 || load() + options.share(item) <= options.cpuBudget);
-      if (at < 0) break;
+    // Start what fits, longest first; then wait for one to end and look again.
+    for (let at = pending.findIndex(fits); at >= 0 && running.size < options.jobs; at = pending.findIndex(fits)) {
       const [item] = pending.splice(at, 1);
       const done: Promise<void> = options.run(item!).finally(() => running.delete(done));
       running.set(done, options.share(item!));
-      started = true;
     }
-    if (running.size > 0) await Promise.race(running.keys());
+    await Promise.race(running.keys());
   }
 }
