@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, relative } from "node:path";
 import { classifyTestFiles, type TestFile } from "./test-kinds";
+import { failureExcerpts } from "./test-failures";
 import { cpuShare, profileOf, readProfiles, runScheduled, writeProfiles } from "./test-schedule";
 
 const ROOT = join(import.meta.dir, "..");
@@ -123,6 +124,7 @@ async function main(): Promise<number> {
   const wall = (performance.now() - started) / 1000;
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
   process.stdout.write(`\nslowest: ${slowest.map((r) => `${relative("test", r.file)} ${r.seconds.toFixed(0)} s`).join(", ")}\n`);
+  for (const result of failedFiles) process.stdout.write(`\nwhy ${result.file} failed:\n${failureExcerpts(result.output).join("\n\n")}\n`);
   if (failedFiles.length > 0) process.stdout.write(`failed files:\n${failedFiles.map((r) => `  ${r.file} (exit ${r.exitCode})`).join("\n")}\n`);
   const busy = machineBusySeconds() - busyAtStart;
   process.stdout.write(`ran ${results.length} files in ${wall.toFixed(0)} s with ${options.jobs} jobs; the machine's CPUs were busy ${((100 * busy) / (wall * availableParallelism())).toFixed(0)}% (${busy.toFixed(0)} CPU s)\n`);

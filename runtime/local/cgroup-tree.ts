@@ -147,6 +147,16 @@ export function listSubCgroups(layout: CgroupLayout, vmPath: string): string[] {
     .map((e) => e.name);
 }
 
+/** Names of every cgroup directly under `path`, in any hierarchy (a crash can leave some hierarchies only). */
+export function childCgroups(layout: CgroupLayout, path: string): string[] {
+  const names = new Set<string>();
+  for (const dir of cgroupDirs(layout, path)) {
+    if (!existsSync(dir)) continue;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) names.add(entry.name);
+  }
+  return [...names];
+}
+
 /** Removes exec sub-cgroups that no process uses any more; busy ones stay. */
 export function sweepSubCgroups(layout: CgroupLayout, vmPath: string, inFlight: ReadonlySet<string> = new Set()): void {
   for (const sub of listSubCgroups(layout, vmPath)) {

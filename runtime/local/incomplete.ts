@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { DriverContext } from "./context";
+import { childCgroups } from "./cgroup-tree";
 import { detachLoops, mountedLoopDevices } from "./disk-image";
 import { removeVm } from "./lifecycle";
 import type { UidRegistry } from "./uid-registry";
@@ -28,6 +29,7 @@ export async function cleanUpIncomplete(ctx: DriverContext): Promise<string[]> {
     rmSync(ctx.paths.volumeDir(name), { recursive: true, force: true });
     removed.push(`volume ${name}`);
   }
+  removed.push(...(await removeStrayCgroups(ctx)));
   removed.push(...(await ctx.runtime.cleanUpLeftovers(entries(ctx.paths.vmsDir))));
   removed.push(...(await stopLeftoverRepoViews(ctx.paths.stateDir, entries(ctx.paths.vmsDir))));
   removed.push(...(await releaseStrayDisks(ctx)));
@@ -39,6 +41,22 @@ export async function cleanUpIncomplete(ctx: DriverContext): Promise<string[]> {
     removed.push(`uid range ${firstUid} of volume ${volume}`);
   }
   return [...removed, ...registerOwnVolumes(ctx, registry)];
+}
+
+/**
+ * VM cgroups of this state dir with no VM record: a crun that a killed create had started can finish
+ * after the VM directory was swept (the VM's processes then run on in it). Removing them as a VM without
+ * a record kills those processes and deletes crun's state and the cgroups.
+ */
+async function removeStrayCgroups(ctx: DriverContext): Promise<string[]> {
+  const removed: string[] = [];
+  for (const cgroup of childCgroups(ctx.layout, ctx.paths.cgroupParentPath)) {
+    const name = ctx.paths.vmOfCgroup(cgroup);
+    if (name === undefined || existsSync(ctx.paths.vmRecord(name))) continue;
+    await removeVm(ctx, name, { keepVolume: true });
+    removed.push(`cgroup of vm ${name}`);
+  }
+  return removed;
 }
 
 /**

@@ -77,4 +77,19 @@ export class StatePaths {
   cgroupPath(name: string): string {
     return `/${this.cgroupParent}/${this.tag}.${name}`;
   }
+
+  /** The cgroup every VM cgroup of this state dir is under (shared with other state dirs). */
+  get cgroupParentPath(): string {
+    return `/${this.cgroupParent}`;
+  }
+
+  /**
+   * The VM a cgroup under cgroupParentPath belongs to, when it is this state dir's; else undefined. A name
+   * no VM could have (e.g. "..", which vmDir would turn into the state dir itself) is nobody's.
+   */
+  vmOfCgroup(cgroupName: string): string | undefined {
+    if (!cgroupName.startsWith(`${this.tag}.`)) return undefined;
+    const name = cgroupName.slice(this.tag.length + 1);
+    return isValidName(name) ? name : undefined;
+  }
 }

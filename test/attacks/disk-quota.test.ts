@@ -2,18 +2,18 @@
 // its /tmp a sized tmpfs, both bounded by the diskMib setting: writing past it fails with ENOSPC in the
 // guest and the host loses at most the quota. Real VMs through the exec API; health answers within 1 s.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { VmSpec } from "../../runtime/driver";
 import { RuntimeFailedError } from "../../sdk/index";
 import { eventually, makeActorFixture, type ActorFixture } from "../actors/fixture";
 import { makeTempDir } from "../helpers";
-import { expectNoLeaksAndCleanUp, leftoverDisks, makeLocalFixture, type LocalFixture } from "../runtime/local-target";
+import { expectNoLeaksAndCleanUp, leftoverCgroups, leftoverDisks, makeLocalFixture, type LocalFixture } from "../runtime/local-target";
 import { whileResponsive } from "./responsive";
 
 const MIB = 1024 * 1024;
 const QUOTA_MIB = 64;
-/** Host writes that are not the guest's (spare images, logs, other suites on a shared machine). */
+/** Host writes that are not the guest's (spare images, logs). */
 const SLACK_MIB = 48;
 
 let f: ActorFixture;
@@ -27,10 +27,16 @@ beforeAll(async () => {
 afterAll(async () => f?.teardown(), 120_000);
 
 const run = (command: string) => f.client.run("ses_disk", { command, cwd: repo });
-/** Free space on the host filesystem that holds the runtime's state (and the volumes' images). */
-const hostFreeMib = () => {
-  const fs = statfsSync(f.stateDir);
-  return (Number(fs.bfree) * Number(fs.bsize)) / MIB;
+/**
+ * Host disk held by everything a VM of this manager can write to: the runtime's state (VM dirs, volume
+ * images, spare disks), the manager's data (logs, captured output) and the repository. `du -x` counts each
+ * volume's image but not the guest's files inside it (a mount), so a guest byte is counted once. The host
+ * filesystem's free space would say the same alone, but other suites of a parallel run write to it too.
+ */
+const hostSpentMib = () => {
+  const du = Bun.spawnSync(["du", "-sxkc", f.stateDir, f.dataDir, repo]);
+  const total = du.stdout.toString().trim().split("\n").at(-1)!.split(/\s+/)[0];
+  return Number(total) / 1024;
 };
 const volumeDir = async () => join(f.stateDir, "volumes", (await f.client.sandbox.get("ses_disk")).vmName);
 const allocatedMib = (file: string) => (statSync(file).blocks * 512) / MIB;
@@ -38,12 +44,12 @@ const allocatedMib = (file: string) => (statSync(file).blocks * 512) / MIB;
 describe("disk quota", () => {
   test("guest writes past its disk quota into /home/agent → ENOSPC, host free space unchanged beyond the quota", async () => {
     expect((await run("df -m --output=size $HOME | tail -1")).stdout.trim()).toMatch(/^\d+$/);
-    const before = hostFreeMib();
+    const before = hostSpentMib();
     const attack = await whileResponsive(f, () => run("dd if=/dev/zero of=$HOME/big bs=1M count=200; echo exit=$?; sync"));
-    const fell = before - hostFreeMib();
+    const spent = hostSpentMib() - before;
     expect(attack.stderr).toContain("No space left on device");
     expect(attack.stdout).toContain("exit=1");
-    expect(fell).toBeLessThanOrEqual(QUOTA_MIB + SLACK_MIB);
+    expect(spent).toBeLessThanOrEqual(QUOTA_MIB + SLACK_MIB);
     // What the host actually spent on this VM's home: the image's allocated blocks, never past the quota.
     const image = join(await volumeDir(), "disk.img");
     expect(allocatedMib(image)).toBeLessThanOrEqual(QUOTA_MIB);
@@ -53,14 +59,14 @@ describe("disk quota", () => {
   });
 
   test("guest writes past its disk quota into /tmp → ENOSPC, host free space unchanged beyond the quota", async () => {
-    const before = hostFreeMib();
+    const before = hostSpentMib();
     const attack = await whileResponsive(f, () => run("dd if=/dev/zero of=/tmp/big bs=1M count=200; echo exit=$?; df -m --output=size /tmp | tail -1; rm /tmp/big"));
     expect(attack.stderr).toContain("No space left on device");
     const [exit, sizeMib] = attack.stdout.trim().split("\n");
     expect(exit).toBe("exit=1");
     // /tmp is memory (tmpfs): min(the memory-derived size, diskMib), and none of it on the host's disk.
     expect(Number(sizeMib)).toBeLessThanOrEqual(QUOTA_MIB);
-    expect(before - hostFreeMib()).toBeLessThanOrEqual(SLACK_MIB);
+    expect(hostSpentMib() - before).toBeLessThanOrEqual(SLACK_MIB);
   });
 
   test("a raised quota recreates the VM → the home volume's files survive with their owner, the new quota applies", async () => {
@@ -148,14 +154,16 @@ async function killDuringCreates(fixture: LocalFixture): Promise<void> {
   for (const [round, delayMs] of [0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80].entries()) {
     // Every other round without a spare, so that the kill also lands in a mkfs.
     if (round % 2 === 1) rmSync(join(stateDir, "spare-disks"), { recursive: true, force: true });
-    const child = Bun.spawn(["bun", join(import.meta.dir, "disk-quota-crash-fixture.ts"), stateDir, image, cgroupParent, `crash${round}`], { stdout: "pipe", stderr: "inherit" });
+    // setsid: the creating process leads a process group of its own, which its helpers (mkfs, mount,
+    // the exec agent's launcher, crun) stay in after it dies; only the VM's own processes leave it.
+    const child = Bun.spawn(["setsid", "bun", join(import.meta.dir, "disk-quota-crash-fixture.ts"), stateDir, image, cgroupParent, `crash${round}`], { stdout: "pipe", stderr: "inherit" });
     const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
     await reader.read(); // "creating crash<round>-0"
     await Bun.sleep(delayMs);
     child.kill("SIGKILL");
     await child.exited;
     // What the dead process had started (mkfs, mount, crun) finishes on its own before any restart.
-    await eventually(() => !runningWith(stateDir), 10_000);
+    await eventually(() => !groupAlive(child.pid), 10_000);
 
     const driver = fixture.driver;
     await driver.cleanUpIncomplete!();
@@ -177,17 +185,28 @@ async function killDuringCreates(fixture: LocalFixture): Promise<void> {
     for (const volume of await driver.listVolumes!()) await driver.removeVolume!(volume);
     await eventually(() => leftoverDisks(stateDir).length === 0, 15_000).catch(() => undefined);
     expect(leftoverDisks(stateDir)).toEqual([]);
+    const cg = leftoverCgroups(fixture);
+    expect(cg).toEqual([]); // a VM cgroup that crun made after the removal above would leak
     expect(Bun.spawnSync(["find", join(stateDir, "volumes"), "-name", "*.img"]).stdout.toString()).toBe("");
   }
 }
 
-/** Whether any process still runs with the state dir in its command line (orphaned mkfs, mount or crun). */
-function runningWith(stateDir: string): boolean {
+/**
+ * Whether any process of the process group `group` still runs (orphaned mkfs, mount or crun). The group
+ * is read from /proc/<pid>/stat, which stays readable while a process execs. This test used to look for
+ * the state dir in command lines instead; a command line can read empty for a moment (a process being
+ * made or re-executing itself, as crun does), and once in CI and once here a VM cgroup was left whose
+ * crun, it seems, ran on after that look and made the cgroup after the clean-up.
+ */
+function groupAlive(group: number): boolean {
   return readdirSync("/proc")
-    .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+    .filter((pid) => /^\d+$/.test(pid))
     .some((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(stateDir);
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        // Fields after the command name, which may itself hold spaces and parentheses: state, ppid, pgrp.
+        const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return Number(pgrp) === group && state !== "Z";
       } catch {
         return false;
       }
