@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   "UNAUTHORIZED",
   "VALIDATION_FAILED",
   "MALFORMED_JSON",
+  "MALFORMED_BODY",
   "UNSUPPORTED_MEDIA_TYPE",
   "BODY_TOO_LARGE",
   "ROUTE_NOT_FOUND",
@@ -75,17 +76,26 @@ export class MalformedJsonError extends DomainError {
   }
 }
 
+/** Thrown for an exec body of the streamed-stdin form that is not a JSON line followed by the input. */
+export class MalformedExecBodyError extends DomainError {
+  constructor(detail: string) {
+    super(400, "MALFORMED_BODY", `the exec body is not the request as one JSON line followed by the input: ${detail}`);
+  }
+}
+
 /** Thrown when a body arrives with a content type other than JSON. */
 export class UnsupportedMediaTypeError extends DomainError {
-  constructor(contentType: string) {
-    super(415, "UNSUPPORTED_MEDIA_TYPE", `content-type must be application/json, got ${JSON.stringify(contentType || "(none)")}`);
+  constructor(contentType: string, alsoAccepted: string[] = []) {
+    const wanted = ["application/json", ...alsoAccepted].join(" or ");
+    super(415, "UNSUPPORTED_MEDIA_TYPE", `content-type must be ${wanted}, got ${JSON.stringify(contentType || "(none)")}`);
   }
 }
 
 /** Thrown when a body is larger than the API accepts. */
 export class BodyTooLargeError extends DomainError {
-  constructor(limitBytes: number) {
-    super(413, "BODY_TOO_LARGE", `request body exceeds ${limitBytes} bytes; send a smaller JSON object`);
+  /** `part`: which part of the body, when it is not the whole JSON object. */
+  constructor(limitBytes: number, part?: string) {
+    super(413, "BODY_TOO_LARGE", part ? `${part} exceeds ${limitBytes} bytes; send less` : `request body exceeds ${limitBytes} bytes; send a smaller JSON object`);
   }
 }
 

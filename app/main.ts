@@ -6,6 +6,7 @@ import pkg from "../package.json" with { type: "json" };
 import { loadOrCreateToken } from "./auth-token";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { DatabaseStartupError, databasePath, openDatabase } from "./db/open";
+import { MAX_STDIN_BYTES } from "./http/exec-body";
 import { MAX_BODY_BYTES } from "./http/json-body";
 import { guardFetch, serverErrorHandler } from "./http/server-guard";
 import { websocket } from "elysia/ws";
@@ -126,8 +127,9 @@ function listen(config: Config, fetch: (request: Request) => Response | Promise<
       error: serverErrorHandler(log),
       port: config.port,
       hostname: config.hostname,
-      // Bun's own limit sits above ours so that our handler answers with the JSON reason first.
-      maxRequestBodySize: MAX_BODY_BYTES * 2,
+      // Bun's own limit sits above ours so that our handler answers with the JSON reason first: above a JSON
+      // body's and above a command's streamed stdin (app/http/exec-body.ts), both of which the parsers count.
+      maxRequestBodySize: MAX_STDIN_BYTES + MAX_BODY_BYTES * 2,
     });
   } catch (error) {
     throw listenError(config.hostname, config.port, error); // taken since checkCanListen: rare, still one line

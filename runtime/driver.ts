@@ -108,6 +108,11 @@ export type ExecRequest = {
   env?: Record<string, string>;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * The command's standard input, read only as fast as the command takes it; its end is the command's
+   * end of file. Absent: stdin is /dev/null. A driver that stops reading (the command exited) cancels it.
+   */
+  stdin?: ReadableStream<Uint8Array>;
 };
 
 /**

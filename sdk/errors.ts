@@ -19,6 +19,8 @@ export class UnauthorizedError extends SandboxError {}
 export class ValidationFailedError extends SandboxError {}
 /** Thrown when the body was not a JSON object. */
 export class MalformedJsonError extends SandboxError {}
+/** Thrown when an exec body of the streamed-stdin form is not the request as one JSON line followed by the input. */
+export class MalformedBodyError extends SandboxError {}
 /** Thrown when a body was sent with a content type other than JSON. */
 export class UnsupportedMediaTypeError extends SandboxError {}
 /** Thrown when a body is over the manager's size limit. */
@@ -106,6 +108,7 @@ const CLASS_BY_CODE = {
   UNAUTHORIZED: UnauthorizedError,
   VALIDATION_FAILED: ValidationFailedError,
   MALFORMED_JSON: MalformedJsonError,
+  MALFORMED_BODY: MalformedBodyError,
   UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaTypeError,
   BODY_TOO_LARGE: BodyTooLargeError,
   ROUTE_NOT_FOUND: RouteNotFoundError,

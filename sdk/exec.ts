@@ -3,8 +3,51 @@
 import type { ExecStreamEvent } from "./api-types";
 import { ManagerUnreachableError, SandboxError, toSdkError, UnexpectedResponseError } from "./errors";
 
-/** `cwd` defaults to the session's directory; `callID` (default: a new ULID, in `started`) names it for a cancel. */
-export type ExecRequest = { command: string; cwd?: string; env?: Record<string, string>; timeoutMs?: number; callID?: string };
+/**
+ * `cwd` defaults to the session's directory; `callID` (default: a new ULID, in `started`) names it for a cancel.
+ * `stdin`: the command's standard input (text as UTF-8); a stream is sent as it is read, as fast as the
+ * command takes it. Without it the command reads an empty input.
+ */
+export type ExecRequest = {
+  command: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  callID?: string;
+  stdin?: string | Uint8Array | ReadableStream<Uint8Array>;
+};
+
+/** The media type of an exec body that is the request as one JSON line, then the raw stdin (the manager's app/http/exec-body.ts). */
+const EXEC_STDIN_MEDIA_TYPE = "application/vnd.session-sandbox.exec-stdin";
+/** Input up to this size goes inside the JSON body, as base64 (which the manager takes up to 1 MiB); more is streamed. */
+const INLINE_STDIN_BYTES = 512 * 1024;
+
+/** The exec request's body and its content type: plain JSON, or the JSON line followed by the streamed input. */
+function execBody(request: ExecRequest): { body: string | ReadableStream<Uint8Array>; contentType: string } {
+  const { stdin, ...rest } = request;
+  const bytes = typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin;
+  if (bytes === undefined) return { body: JSON.stringify(rest), contentType: "application/json" };
+  if (bytes instanceof Uint8Array && bytes.byteLength <= INLINE_STDIN_BYTES) {
+    return { body: JSON.stringify({ ...rest, stdin: Buffer.from(bytes).toString("base64") }), contentType: "application/json" };
+  }
+  const head = new TextEncoder().encode(`${JSON.stringify(rest)}\n`);
+  const input = bytes instanceof Uint8Array ? new Blob([bytes]).stream() : bytes;
+  const reader = input.getReader();
+  let sentHead = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!sentHead) {
+        sentHead = true;
+        return controller.enqueue(head);
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return { body, contentType: EXEC_STDIN_MEDIA_TYPE };
+}
 
 export type ExecEvent =
   | { type: "started"; vmName: string; callID: string | null }
@@ -27,12 +70,15 @@ export async function* execStream(
   const doFetch = base.fetcher ?? fetch;
   let response: Response;
   try {
+    const { body, contentType } = execBody(request);
     response = await doFetch(`${base.url}/api/sessions/${encodeURIComponent(sessionId)}/exec`, {
       method: "POST",
-      headers: { authorization: `Bearer ${base.token}`, "content-type": "application/json" },
-      body: JSON.stringify(request),
+      headers: { authorization: `Bearer ${base.token}`, "content-type": contentType },
+      body,
       signal,
-    });
+      // A streamed body (Node's fetch wants it said; Bun's takes it either way).
+      ...(typeof body === "string" ? {} : { duplex: "half" }),
+    } as RequestInit);
   } catch (error) {
     throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${base.url}: ${(error as Error).message}`);
   }

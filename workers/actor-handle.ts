@@ -148,8 +148,9 @@ export class ActorHandle {
     return { execId: id, done: promise as Promise<ExecOutcome> };
   }
 
-  terminalInput(execId: number, data: Uint8Array | null): Promise<unknown> {
-    return this.call({ type: "terminal-input", execId, data });
+  /** A terminal's keystrokes, or the next chunk of a command's stdin: settles once the actor took it. */
+  input(execId: number, data: Uint8Array | null): Promise<unknown> {
+    return this.call({ type: "input", execId, data });
   }
 
   terminalResize(execId: number, rows: number, cols: number): Promise<unknown> {

@@ -55,6 +55,8 @@ export type ExecCommand = {
   timeoutMs: number;
   /** An interactive shell on a PTY in the VM (the driver's openTerminal) instead of `argv`, which is then unused. */
   terminal?: { rows: number; cols: number };
+  /** Its standard input follows in "input" requests, ending with `data: null`; without it, stdin is /dev/null. */
+  stdin?: true;
 };
 
 /** The first message a session actor Worker gets (instead of workerData: node:worker_threads costs each Worker memory). */
@@ -66,8 +68,11 @@ export type ActorRequest =
   | { type: "stop"; id: number; reason: StopReason; onlyIfIdle: boolean }
   | { type: "remove"; id: number; reason: StopReason }
   | { type: "discover"; id: number }
-  /** Keystrokes for a terminal exec; `data: null` ends its input. */
-  | { type: "terminal-input"; id: number; execId: number; data: Uint8Array | null }
+  /**
+   * Keystrokes for a terminal exec, or the next chunk of an exec's stdin (answered once the command's
+   * runtime took it: workers/input-queue.ts); `data: null` ends its input.
+   */
+  | { type: "input"; id: number; execId: number; data: Uint8Array | null }
   | { type: "terminal-resize"; id: number; execId: number; rows: number; cols: number };
 
 /**

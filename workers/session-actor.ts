@@ -3,6 +3,7 @@
 // Plain module: the Worker entry (session-actor.worker.ts) only wires messages to it.
 import { RuntimeError, type RuntimeDriver, type TerminalHandle, type VmSpec } from "../runtime/driver";
 import { createOutputWindow, type OutputWindow } from "./output-window";
+import { createInputQueue, type InputQueue } from "./input-queue";
 import { REVOKING_REASONS, type ActorEvent, type ActorNotice, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
 
 class ActorError extends Error {
@@ -20,6 +21,8 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
   const running = new Map<number, AbortController>();
   /** Open terminals by exec id (registered synchronously after exec-started, so input sent after it finds them). */
   const terminals = new Map<number, TerminalHandle>();
+  /** The stdin of commands that have one, by exec id (made when the exec request arrives). */
+  const inputs = new Map<number, InputQueue>();
   /** Each running exec's output window (workers/output-window.ts), by exec id. */
   const windows = new Map<number, OutputWindow>();
   let drained = Promise.withResolvers<void>();
@@ -150,22 +153,27 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     const controller = new AbortController();
     const window = createOutputWindow();
     windows.set(id, window);
+    // Made before the command starts: its input may come while it waits for its VM.
+    const input = command.stdin && !command.terminal ? createInputQueue() : undefined;
+    if (input) inputs.set(id, input);
     // A cancelled command is killed: what it still prints must not wait for a consumer that is gone.
     controller.signal.addEventListener("abort", () => window.open(), { once: true });
     try {
-      return await execPaced(id, spec, command, controller, window);
+      return await execPaced(id, spec, command, controller, window, input?.stream);
     } finally {
       window.open();
       windows.delete(id);
+      input?.close();
+      inputs.delete(id);
     }
   }
 
-  async function execPaced(id: number, spec: VmSpec, command: ExecCommand, controller: AbortController, window: OutputWindow) {
+  async function execPaced(id: number, spec: VmSpec, command: ExecCommand, controller: AbortController, window: OutputWindow, stdin?: ReadableStream<Uint8Array>) {
     const receivedAt = revision;
     await admit(id, spec, controller, receivedAt);
     emit({ type: "exec-started", id });
     try {
-      return await runIn(id, command, controller, window);
+      return await runIn(id, command, controller, window, stdin);
     } catch (error) {
       // The VM vanished behind our back (removed outside the manager): the command never started, so
       // boot a fresh VM and run it there once.
@@ -174,7 +182,7 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
       await step(discover);
       await admit(id, spec, controller, receivedAt);
       try {
-        return await runIn(id, command, controller, window);
+        return await runIn(id, command, controller, window, stdin);
       } catch (retryError) {
         throw runtimeFailure("running a command in", retryError);
       }
@@ -206,11 +214,11 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     }
   }
 
-  function runIn(id: number, command: ExecCommand, controller: AbortController, window: OutputWindow) {
+  function runIn(id: number, command: ExecCommand, controller: AbortController, window: OutputWindow, stdin?: ReadableStream<Uint8Array>) {
     if (command.terminal) return runTerminal(id, command, controller, window, command.terminal);
     return driver.exec(
       vmName,
-      { argv: command.argv, cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal },
+      { argv: command.argv, cwd: command.cwd, env: command.env, timeoutMs: command.timeoutMs, signal: controller.signal, ...(stdin ? { stdin } : {}) },
       { stdout: (data) => post(id, window, "stdout", data), stderr: (data) => post(id, window, "stderr", data), room: window.room },
     );
   }
@@ -234,10 +242,13 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
         return step(() => remove(request.reason));
       case "discover":
         return step(discover);
-      case "terminal-input":
-        if (request.data) terminals.get(request.execId)?.write(request.data);
-        else terminals.get(request.execId)?.closeInput();
+      case "input": {
+        const terminal = terminals.get(request.execId);
+        if (!terminal) return inputs.get(request.execId)?.push(request.data) ?? null;
+        if (request.data) terminal.write(request.data);
+        else terminal.closeInput();
         return null;
+      }
       case "terminal-resize":
         await terminals.get(request.execId)?.resize(request.rows, request.cols);
         return null;

@@ -4,7 +4,7 @@ import { BodyTooLargeError, MalformedJsonError, UnsupportedMediaTypeError } from
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-async function parseJsonObject({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> {
+export async function parseJsonObject({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> {
   if (!/^application\/json\b/i.test(contentType)) throw new UnsupportedMediaTypeError(contentType);
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw new BodyTooLargeError(MAX_BODY_BYTES);

@@ -228,6 +228,12 @@ export const ExecBody = t.Object(
     ),
     timeoutMs: t.Optional(Type.Integer({ description: "Defaults to the execTimeoutMs setting; 1 to 86400000" })),
     callID: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "Cancel it by this id (POST /api/sessions/:id/execs/:callID/cancel); default: a new ULID, sent back in `started`" })),
+    stdin: t.Optional(
+      t.String({
+        pattern: "^[A-Za-z0-9+/]*={0,2}$",
+        description: "The command's standard input, base64 (within the 1 MiB JSON body); default: empty. Larger or streamed input: send the body as application/vnd.session-sandbox.exec-stdin (docs/api.md)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -6,7 +6,7 @@
 // This route only frames the stream; app/services/exec.ts runs the command.
 import { Elysia, t } from "elysia";
 import { DomainError } from "../errors";
-import { jsonObjectBody } from "../http/json-body";
+import { execBody, stdinOf } from "../http/exec-body";
 import { createLineTracker, errorLine, exitLine, wantsText } from "../http/exec-text";
 import { createPacedStream } from "../http/paced-stream";
 import { errors, ExecBody, SessionParams } from "../http/schemas";
@@ -44,8 +44,11 @@ export function execRoutes(execService: ExecService) {
         else if (event.type === "error") output.write(encoder.encode(lines.final(errorLine(event.code, event.message))));
       };
       // Refusals (nothing ran) reject here: an ordinary error response.
-      const { prepared, outcome } = await execService.start(params.id, body, {
+      const { stdin: stdinField, ...execBody } = body;
+      const stdin = stdinOf(request, stdinField);
+      const { prepared, outcome } = await execService.start(params.id, execBody, {
         signal: cancel.signal,
+        ...(stdin ? { stdin } : {}),
         onChunk: (name, data) => {
           if (!text) return write({ type: name, data: Buffer.from(data).toString("base64") });
           lines.saw(data);
@@ -73,7 +76,7 @@ export function execRoutes(execService: ExecService) {
     },
     {
       params: SessionParams,
-      parse: jsonObjectBody,
+      parse: execBody,
       body: ExecBody,
       response: { 200: t.String({ description: "NDJSON stream of ExecStreamEvent" }), ...errors(400, 401, 404, 409, 413, 415, 422, 429, 503) },
       detail: { operationId: "exec", summary: "Run `sh -c <command>` in the session's VM; streams NDJSON (started, stdout/stderr base64 chunks, exit or error)" },

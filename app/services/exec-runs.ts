@@ -19,6 +19,8 @@ export type ExecHooks = {
   onChunk: OnChunk;
   /** A shell's: its terminal (input, resize) once it started. */
   onTerminal?(control: TerminalControl): void;
+  /** The command's standard input; absent: /dev/null. */
+  stdin?: ReadableStream<Uint8Array>;
 };
 
 /** What the history shows for a run: the agent's command, or that it was an interactive shell. */
@@ -74,6 +76,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
           return hooks.onChunk(stream, data);
         },
         ...(hooks.onTerminal ? { onTerminal: hooks.onTerminal } : {}),
+        ...(hooks.stdin ? { stdin: hooks.stdin } : {}),
       });
       finish({ ...outcome, error: null });
       return outcome;

@@ -3,6 +3,7 @@
 import type { VmInfo, VmSpec } from "../../runtime/driver";
 import { ActorCallError, type OnChunk } from "../../workers/actor-handle";
 import { createActorRegistry, type OpenActor } from "../../workers/actor-registry";
+import { sendStdin } from "./stdin-sender";
 import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, ShuttingDownError, VmCapReachedError, VmNotFoundError } from "../errors";
 import type { EventBus } from "../events/event-bus";
@@ -48,6 +49,8 @@ type ExecInput = {
   onChunk: OnChunk;
   /** For a terminal command (command.terminal): how its keystrokes and window size reach it, once handed to its actor. */
   onTerminal?(terminal: TerminalControl): void;
+  /** The command's standard input (read as fast as the command takes it); absent: /dev/null. */
+  stdin?: ReadableStream<Uint8Array>;
 };
 
 export type TerminalControl = { input(data: Uint8Array | null): void; resize(rows: number, cols: number): void };
@@ -158,9 +161,11 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
         // Aborted while it waited for its VM: the actor knows the command only from now on, so cancel it now.
         if (input.signal?.aborted) cancel();
       };
-      const { execId, done } = handle.exec(input.spec, input.command, { onStarted, onChunk: input.onChunk });
+      const command = input.stdin ? { ...input.command, stdin: true as const } : input.command;
+      const { execId, done } = handle.exec(input.spec, command, { onStarted, onChunk: input.onChunk });
+      if (input.stdin) void sendStdin(input.stdin, (data) => handle.input(execId, data), done);
       input.onTerminal?.({
-        input: (data) => void handle.terminalInput(execId, data).catch(() => undefined),
+        input: (data) => void handle.input(execId, data).catch(() => undefined),
         resize: (rows, cols) => void handle.terminalResize(execId, rows, cols).catch(() => undefined),
       });
       void done.then(

@@ -1,7 +1,8 @@
 // `session-sandbox exec [OPTIONS] <session> [--] <command…>`: runs the command in the
 // session's VM (POST /api/sessions/:id/exec), its stdout and stderr streamed to ours as they come, and
 // exits with the command's own exit code. Ctrl-C cancels it in the VM.
-import type { SandboxClient } from "../../sdk/index";
+import { fstatSync } from "node:fs";
+import type { ExecRequest, SandboxClient } from "../../sdk/index";
 import { executeCommand } from "../frame";
 import { UsageError } from "../errors";
 import { parseDurationMs } from "../parse";
@@ -26,7 +27,8 @@ options:
       --timeout 90s    its timeout (default: the execTimeoutMs setting)
   -t, --tty            a terminal: with a shell as the command (\`-it ses bash\`), the session's
                        interactive shell (session-sandbox shell)
-  -i, --interactive    accepted with -t; this command's stdin is not passed to the VM yet
+  -i, --interactive    pass this terminal's input to the command (piped or redirected input is
+                       always passed: \`echo hi | session-sandbox exec ses cat\`)
 
 exit codes: the command's own; ${EXEC_EXIT.timedOut} when it timed out, ${EXEC_EXIT.interrupted} when cancelled (Ctrl-C),
 ${EXEC_EXIT.notRun} when it did not run or the stream broke (the reason is on stderr)`;
@@ -91,16 +93,29 @@ export async function run(argv: string[]): Promise<number> {
       if (words.length === 1 && SHELLS.has(words[0]!)) return void (shellOf = session);
       throw new UsageError("-t runs only an interactive shell here", `for a terminal, run \`session-sandbox shell ${session}\`; for a command, drop -t`);
     }
-    if (values.interactive && !process.stdin.isTTY) {
-      throw new UsageError("this command's stdin is not passed to the VM yet", "give the data in the command, or write it to a file in the repository and read it there");
-    }
     const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs(values.timeout, "--timeout");
     const cwd = values.cwd ?? values.workdir;
-    exitCode = await stream(client, session, { command, cwd, timeoutMs, env: envOf(values.env) }, Boolean(values.raw));
+    const stdin = passesStdin(Boolean(values.interactive)) ? Bun.stdin.stream() : undefined;
+    exitCode = await stream(client, session, { command, cwd, timeoutMs, env: envOf(values.env), ...(stdin ? { stdin } : {}) }, Boolean(values.raw));
   });
   // `exec -it <session> bash`: the session's interactive shell, as docker users type it.
   if (shellOf !== undefined) return (await import("./shell")).run([shellOf]);
   return exitCode ?? (failed === 0 ? 0 : EXEC_EXIT.notRun);
+}
+
+/**
+ * Whether the command gets this process's stdin: piped or redirected input always (as `docker exec -i`
+ * would; a script that pipes data in means it), a terminal only with -i, /dev/null and the like never
+ * (nothing to pass, and the command keeps the faster path without input).
+ */
+function passesStdin(interactive: boolean): boolean {
+  if (process.stdin.isTTY) return interactive;
+  try {
+    const stat = fstatSync(0);
+    return stat.isFIFO() || stat.isFile() || stat.isSocket();
+  } catch {
+    return false; // closed
+  }
 }
 
 /**
@@ -126,7 +141,7 @@ function writable(stream: NodeJS.WriteStream): Promise<void> | undefined {
 }
 
 /** Streams one command; resolves to the exit code to leave with. */
-function stream(client: SandboxClient, session: string, request: { command: string; cwd?: string; timeoutMs?: number; env?: Record<string, string> }, raw: boolean): Promise<number> {
+function stream(client: SandboxClient, session: string, request: ExecRequest, raw: boolean): Promise<number> {
   const stdout = sinkFor(process.stdout, raw);
   const stderr = sinkFor(process.stderr, raw);
   return untilInterrupted(async (interrupted) => {

@@ -15,6 +15,7 @@ import { readLog } from "../local/crun";
 import { envList, readyToExec, streamUntilExit, type ExecAttach } from "../local/exec";
 import { superviseExec } from "../local/exec-supervision";
 import { guestProcess } from "../local/oci-config";
+import { StdinFeed } from "../stdin-feed";
 import { holdStartupOutput } from "../local/startup-hold";
 import { filteredArgv, PRELOAD_ENV } from "./gvisor-config";
 import { EXEC_MARKER_ENV, execTree, parseProcessTable, PROCESS_TABLE_SCRIPT, type GuestProcess } from "./process-tree";
@@ -93,9 +94,12 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   writeFileSync(processFile, JSON.stringify(guestProcess(filteredArgv(request.argv), request.cwd, env)), { mode: 0o600 });
   const proc = Bun.spawn(
     ctx.runtime.argv(["--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
-    { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
+    { stdin: attach || request.stdin ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
+  // runsc exec has no retried start: one feed, closed with the command.
+  const stdin = request.stdin && !attach ? new StdinFeed(request.stdin) : undefined;
   if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink, guestPid: () => readGuestPid(pidFile) });
+  else if (stdin) void stdin.into(proc.stdin as FileSink);
   const { exitCode, cancelReason, cancelled, disarm } = superviseExec(proc, request, async (running, deadline) => {
     // The command's guest pid is known once runsc has started it.
     while (running() && readGuestPid(pidFile) === undefined && performance.now() < deadline) await Bun.sleep(10);
@@ -131,6 +135,7 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
     hold.release();
     return { exitCode: code, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" };
   } finally {
+    stdin?.close();
     hold.release();
     disarm();
     for (const file of [processFile, pidFile, logFile]) rmSync(file, { force: true });

@@ -15,6 +15,7 @@ import type { DriverContext } from "./context";
 import { handEgressSocketToVm } from "./egress-socket";
 import { AGENT_UNAVAILABLE, placeHandler, type PlacedHandler } from "./exec-agent-client";
 import { superviseExec } from "./exec-supervision";
+import { StdinFeed } from "../stdin-feed";
 import { holdStartupOutput } from "./startup-hold";
 import { defaultEnv, guestProcess } from "./oci-config";
 import type { VmRecord } from "./vm-store";
@@ -136,20 +137,24 @@ export type ExecAttach = (started: ExecStarted) => void;
 export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   const record = readyToExec(ctx, name, request);
   const spare = takeSpare(ctx, record);
+  // The agent's protocol carries no input: a command with stdin goes to `crun exec`, which pipes it.
+  const stdin = request.stdin ? new StdinFeed(request.stdin) : undefined;
   try {
-    if (!attach && record.execAgent && ctx.execAgent) {
+    if (!attach && !stdin && record.execAgent && ctx.execAgent) {
       const result = await execThroughAgent(ctx, name, record, request, sink, spare);
       if (result !== AGENT_UNAVAILABLE) return result;
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        return await crunExecOnce(ctx, name, request, sink, spare.sub, attach);
+        return await crunExecOnce(ctx, name, request, sink, spare.sub, attach, stdin);
       } catch (error) {
         if (!(error instanceof JoinFailedError) || attempt >= JOIN_ATTEMPTS || request.signal?.aborted) throw error;
+        if (stdin && !stdin.replayable()) throw new RuntimeError("FAILED", `${error.message}; not retried, because more of its input was read than can be given again`);
         await Bun.sleep(25 * attempt);
       }
     }
   } finally {
+    stdin?.close();
     // The handler is done, or unused (the command went to crun exec): either way it exits.
     void Promise.resolve(spare.handler).then((handler) => {
       handler?.close();
@@ -236,7 +241,7 @@ function makeSpare(ctx: DriverContext, name: string, record: VmRecord, sub: stri
 }
 
 /** One `crun exec` into the sub-cgroup `sub` (created by execInVm). */
-async function crunExecOnce(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, sub: string, attach?: ExecAttach): Promise<ExecResult> {
+async function crunExecOnce(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, sub: string, attach?: ExecAttach, stdin?: StdinFeed): Promise<ExecResult> {
   const record = readyToExec(ctx, name, request);
   const subPath = `${record.cgroupPath}/${sub}`;
   const id = randomHex(6);
@@ -246,9 +251,10 @@ async function crunExecOnce(ctx: DriverContext, name: string, request: ExecReque
 
   const proc = Bun.spawn(
     ctx.runtime.argv(["--log", `file:${logFile}`, "--log-format", "json", "exec", "--process", processFile, "--cgroup", sub, ctx.paths.containerId(name)]),
-    { stdin: attach ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
+    { stdin: attach || stdin ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
   if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink });
+  else if (stdin) void stdin.into(proc.stdin as FileSink);
   const { exitCode, cancelReason, cancelled, disarm } = superviseExec(proc, request, async (running, deadline) => {
     // Until crun has returned and the sub-cgroup is empty: a kill can land before crun has moved the command
     // into the cgroup, and crun returns as soon as its command dies, before the last of a fork bomb's processes.

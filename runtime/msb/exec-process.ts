@@ -1,7 +1,9 @@
 // Runs one guest command through `msb exec --stream`: forwards output as it arrives, enforces the
 // timeout and the abort signal by killing the command's whole process tree inside the VM, and maps
 // the end of the msb process to an ExecResult or a RuntimeError.
+import type { FileSink } from "bun";
 import type { ExecRequest, ExecResult, ExecSink, OutputRoom } from "../driver";
+import { StdinFeed } from "../stdin-feed";
 import { buildExecArgs, buildKillTreeArgs } from "./exec-args";
 import { buildStopArgs } from "./lifecycle-args";
 import { classifyExecExit } from "./exec-outcome";
@@ -47,7 +49,9 @@ export async function runExec(
   if (request.signal?.aborted) return { exitCode: KILLED_EXIT_CODE, timedOut: false, cancelled: true };
 
   const startedAt = Date.now();
-  const child = cli.spawn(args);
+  const child = cli.spawn(args, request.stdin !== undefined);
+  const stdin = request.stdin ? new StdinFeed(request.stdin) : undefined;
+  if (stdin) void stdin.into(child.stdin as FileSink);
   let stopReason: "timeout" | "abort" | undefined;
   let sweep: Promise<void> | undefined;
   const killTree = (reason: "timeout" | "abort"): Promise<void> => {
@@ -80,6 +84,7 @@ export async function runExec(
       child.exited,
     ]);
   } finally {
+    stdin?.close();
     clearTimeout(timer);
     request.signal?.removeEventListener("abort", onAbort);
   }

@@ -8,7 +8,7 @@ export type MsbOutput = { args: string[]; exitCode: number | null; signalCode: s
 
 export type MsbTraceEvent = { args: string[]; exitCode: number | null; signalCode: string | null; durationMs: number };
 
-type StreamingChild = Subprocess<"ignore", "pipe", "pipe">;
+type StreamingChild = Subprocess<"ignore" | "pipe", "pipe", "pipe">;
 
 // Only what msb needs reaches it: the manager's own secrets (its token) stay out of msb's env.
 const PASSED_THROUGH = ["PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "RUST_LOG"];
@@ -57,12 +57,15 @@ export class MsbCli {
     else this.#secretEnv.delete(spec.name);
   }
 
-  /** Starts msb with stdin from /dev/null (msb exec would otherwise wait for stdin EOF, msb #1549). */
-  spawn(args: string[]): StreamingChild {
+  /**
+   * Starts msb with stdin from /dev/null (msb exec would otherwise wait for stdin EOF, msb #1549), or with
+   * a pipe for a command's input (`withStdin`), which the caller ends.
+   */
+  spawn(args: string[], withStdin = false): StreamingChild {
     try {
       const name = bootedBy(args);
       const env = name === undefined ? this.env : { ...this.env, ...this.#secretEnv.get(name) };
-      return Bun.spawn([this.binary, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      return Bun.spawn([this.binary, ...args], { env, stdin: withStdin ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" });
     } catch (error) {
       throw new RuntimeError(
         "UNAVAILABLE",

@@ -464,7 +464,7 @@ export interface components {
              * @default UNAUTHORIZED
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
+            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
             message: string;
         };
         Health: {
@@ -691,6 +691,8 @@ export interface components {
             timeoutMs?: number;
             /** @description Cancel it by this id (POST /api/sessions/:id/execs/:callID/cancel); default: a new ULID, sent back in `started` */
             callID?: string;
+            /** @description The command's standard input, base64 (within the 1 MiB JSON body); default: empty. Larger or streamed input: send the body as application/vnd.session-sandbox.exec-stdin (docs/api.md) */
+            stdin?: string;
         };
         /** @description One line of the exec stream: started, then stdout/stderr chunks, then exit (or error); heartbeats in between */
         ExecStreamEvent: {

@@ -56,6 +56,42 @@ describe("exec API", () => {
     expect(exact.stdout).toBe(`sh\n-c\ncat /proc/$$/cmdline | tr '\\0' '\\n'\n`);
   });
 
+  test("stdin → as a base64 field, or streamed after the request's JSON line; the SDK picks the form by size", async () => {
+    const inline = await f.request("POST", "/api/sessions/ses_a/exec", {
+      body: JSON.stringify({ command: "cat; echo", cwd: repoA, stdin: Buffer.from("from json").toString("base64") }),
+      headers: { accept: "text/plain" },
+    });
+    expect((await inline.text()).split("\n")[0]).toBe("from json");
+    const streamed = await f.request("POST", "/api/sessions/ses_a/exec", {
+      body: `${JSON.stringify({ command: "wc -c", cwd: repoA })}\n${"x".repeat(100_000)}`,
+      headers: { "content-type": "application/vnd.session-sandbox.exec-stdin", accept: "text/plain" },
+    });
+    expect((await streamed.text()).trim().split("\n")[0]).toBe("100000");
+    // The SDK: small input inline, large input streamed; both arrive whole.
+    expect((await f.client.run("ses_a", { command: "cat", cwd: repoA, stdin: "typed\n" })).stdout).toBe("typed\n");
+    const large = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
+    const hashed = await f.client.run("ses_a", { command: "sha256sum", cwd: repoA, stdin: large });
+    expect(hashed.stdout.split(" ")[0]).toBe(new Bun.CryptoHasher("sha256").update(large).digest("hex"));
+  });
+
+  test("stdin that is not base64, a streamed body with a stdin field or no JSON line, another content type → 4xx with the reason; nothing runs", async () => {
+    const before = (await f.client.execs.list("ses_a")).execs.length;
+    const notBase64 = await f.request("POST", "/api/sessions/ses_a/exec", { body: JSON.stringify({ command: "cat", stdin: "not base64!" }) });
+    expect(notBase64.status).toBe(422); // the schema's answer, as for every other field
+    expect(await notBase64.text()).toContain("stdin");
+    const streamedType = { "content-type": "application/vnd.session-sandbox.exec-stdin" };
+    const both = await f.request("POST", "/api/sessions/ses_a/exec", { body: `${JSON.stringify({ command: "cat", stdin: "aGk=" })}\nhi`, headers: streamedType });
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as { message: string }).message).toContain('not a "stdin" field');
+    const noLine = await f.request("POST", "/api/sessions/ses_a/exec", { body: JSON.stringify({ command: "cat" }), headers: streamedType });
+    expect(noLine.status).toBe(400);
+    expect(await noLine.text()).toContain("before the newline");
+    const other = await f.request("POST", "/api/sessions/ses_a/exec", { body: "cat", headers: { "content-type": "text/plain" } });
+    expect(other.status).toBe(415);
+    expect(await other.text()).toContain("application/vnd.session-sandbox.exec-stdin");
+    expect((await f.client.execs.list("ses_a")).execs.length).toBe(before);
+  });
+
   test("exit codes, stderr, env and timeouts → reported as the guest's", async () => {
     expect(await run("ses_a", "echo oops >&2; exit 42", repoA)).toMatchObject({ exitCode: 42, stderr: "oops\n" });
     expect((await run("ses_a", 'echo "$GREETING"', repoA, { env: { GREETING: "hi there" } })).stdout).toBe("hi there\n");

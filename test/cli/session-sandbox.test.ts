@@ -1,6 +1,7 @@
 // The installed `session-sandbox` CLI end to end: installed with `bun link` into a temp BUN_INSTALL, run
 // from other directories against the real manager process over the real local runtime.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
@@ -30,16 +31,30 @@ afterAll(async () => {
   await m?.cleanup();
 }, 120_000);
 
-/** The installed binary, run from a directory outside the repository, with the operator's env. */
-async function cli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<ScriptResult> {
+/** The installed binary, run from a directory outside the repository, with the operator's env; `stdin` piped in. */
+async function cli(args: string[], options: { env?: Record<string, string>; cwd?: string; stdin?: string | Uint8Array } = {}): Promise<ScriptResult> {
   const proc = Bun.spawn([bin, ...args], {
     cwd: options.cwd ?? elsewhere,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...m.env, ...options.env },
     stdout: "pipe",
     stderr: "pipe",
-    stdin: "ignore",
+    stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
   });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { exitCode, stdout, stderr };
+}
+
+/** As cli(), with binary output, and the input written through a pipe as the command takes it. */
+async function cliBytes(args: string[], stdin: Uint8Array): Promise<{ exitCode: number; stdout: Uint8Array; stderr: string }> {
+  const proc = Bun.spawn([bin, ...args], { cwd: elsewhere, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...m.env }, stdout: "pipe", stderr: "pipe", stdin: "pipe" });
+  const writing = (async () => {
+    for (let offset = 0; offset < stdin.byteLength; offset += 65_536) {
+      proc.stdin.write(stdin.subarray(offset, offset + 65_536));
+      await proc.stdin.flush();
+    }
+    await proc.stdin.end();
+  })();
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited, writing]);
   return { exitCode, stdout, stderr };
 }
 
@@ -197,13 +212,23 @@ describe("what a docker user types first", () => {
     expect((await cli(["exec", "-e", "1BAD", "ses_cli", "true"])).stderr).toContain("-e NAME=VALUE");
   });
 
-  test("exec -t with a command, and -i with a piped stdin → exit 2 and a one-line hint naming the right form", async () => {
+  test("exec -t with a command → exit 125 and a one-line hint naming the right form", async () => {
     const tty = await cli(["exec", "-t", "ses_cli", "ls"]);
     expect(tty.exitCode).toBe(125);
     expect(tty.stderr).toContain("session-sandbox shell ses_cli");
-    const piped = await cli(["exec", "-i", "ses_cli", "cat"]);
-    expect(piped.exitCode).toBe(125);
-    expect(piped.stderr).toContain("stdin is not passed to the VM yet");
+  });
+
+  test("piped stdin → the command reads it: `echo hi | exec ses cat`, -i too; 5 MiB through sha256sum; 12 MiB through cat, byte for byte", async () => {
+    expect(await cli(["exec", "ses_cli", "cat"], { stdin: "hi\n" })).toEqual({ exitCode: 0, stdout: "hi\n", stderr: "" });
+    expect(await cli(["exec", "-i", "ses_cli", "--", "tr a-z A-Z"], { stdin: "shout\n" })).toEqual({ exitCode: 0, stdout: "SHOUT\n", stderr: "" });
+    const five = randomBytes(5 * 1024 * 1024);
+    const hashed = await cli(["exec", "ses_cli", "sha256sum"], { stdin: five });
+    expect(hashed.stdout.split(" ")[0]).toBe(createHash("sha256").update(five).digest("hex"));
+    // Output as large as the input while it is still being sent: the upload and the answer flow together.
+    const twelve = randomBytes(12 * 1024 * 1024);
+    const echoed = await cliBytes(["exec", "ses_cli", "cat"], twelve);
+    expect(echoed.exitCode).toBe(0);
+    expect(createHash("sha256").update(echoed.stdout).digest("hex")).toBe(createHash("sha256").update(twelve).digest("hex"));
   });
 
   test("stats, logs and rm take a session id or a VM name alike", async () => {

@@ -12,7 +12,7 @@
 // - limits: cpus and memory become cgroup limits (a microVM has vCPUs and guest RAM instead), with the
 //   local runtime's pids limit (msb sets none), and the volume is the local runtime's (a quota msb lacks);
 // - `remove` keeps the named volume by leaving the stopped local VM in place until `volume remove`.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, fstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type BindMount, type VmSpec } from "../../runtime/driver";
 import { createLocalDriver, type LocalDriver } from "../../runtime/local/index";
@@ -140,7 +140,8 @@ async function exec(args: string[]): Promise<number> {
   try {
     const result = await local.exec(
       command.name,
-      { argv: command.argv, cwd: command.workdir, env: command.env, ...(timeoutMs === undefined ? {} : { timeoutMs }) },
+      // As msb's --stream: the guest command reads msb's own stdin to its end (the driver gives a pipe only to a command with input).
+      { argv: command.argv, cwd: command.workdir, env: command.env, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(fstatSync(0).isFIFO() || fstatSync(0).isSocket() ? { stdin: Bun.stdin.stream() } : {}) },
       {
         stdout: (chunk) => void pending.push(write("stdout", chunk)),
         stderr: (chunk) => void pending.push(write("stderr", chunk)),

@@ -146,6 +146,33 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       expect(result.stdout).toBe("/tmp|hi there|/home/agent\n");
     });
 
+    test("exec with stdin → the command reads all of it (5 MiB through sha256sum match) and sees its end", async () => {
+      const vm = await driver.create(spec());
+      const input = randomBytes(5 * 1024 * 1024);
+      // Sent in uneven pieces, as a client's body arrives.
+      const pieces = [input.subarray(0, 1), input.subarray(1, 70_000), input.subarray(70_000)];
+      const stdin = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = pieces.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      });
+      const result = await run(driver, vm.name, { argv: ["sh", "-c", "sha256sum | cut -d' ' -f1"], stdin });
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout.trim()).toBe(new Bun.CryptoHasher("sha256").update(input).digest("hex"));
+    });
+
+    test("exec with stdin the command never reads → it ends anyway, and the input is let go (its reader cancelled)", async () => {
+      const vm = await driver.create(spec());
+      const cancelled = Promise.withResolvers<void>();
+      // Endless input: only a cancel ends it.
+      const stdin = new ReadableStream<Uint8Array>({ pull: (controller) => controller.enqueue(new Uint8Array(65_536)), cancel: () => cancelled.resolve() }, { highWaterMark: 0 });
+      const result = await run(driver, vm.name, { argv: ["sh", "-c", "echo done"], stdin });
+      expect(result).toMatchObject({ exitCode: 0, stdout: "done\n" });
+      await cancelled.promise;
+    });
+
     test("exec of a missing program → exit 127", async () => {
       const vm = await driver.create(spec());
       expect((await run(driver, vm.name, { argv: ["no-such-program-xyz"] })).exitCode).toBe(127);
