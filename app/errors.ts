@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   "NOT_SANDBOXED",
   "CWD_OUTSIDE_MOUNTS",
   "PATH_NOT_FOUND",
+  "FILE_NOT_FOUND",
+  "FILE_REFUSED",
   "WORKTREE_UNVERIFIED",
   "VM_CAP_REACHED",
   "RUNTIME_FAILED",
@@ -85,8 +87,9 @@ export class MalformedExecBodyError extends DomainError {
 
 /** Thrown when a body arrives with a content type other than JSON. */
 export class UnsupportedMediaTypeError extends DomainError {
-  constructor(contentType: string, alsoAccepted: string[] = []) {
-    const wanted = ["application/json", ...alsoAccepted].join(" or ");
+  /** `accepted`: the media types the route takes. */
+  constructor(contentType: string, accepted: string[] = ["application/json"]) {
+    const wanted = accepted.join(" or ");
     super(415, "UNSUPPORTED_MEDIA_TYPE", `content-type must be ${wanted}, got ${JSON.stringify(contentType || "(none)")}`);
   }
 }
@@ -194,6 +197,20 @@ export class CwdOutsideMountsError extends DomainError {
 export class PathNotFoundError extends DomainError {
   constructor(what: string, path: string) {
     super(400, "PATH_NOT_FOUND", `${what} ${JSON.stringify(path)} does not exist on the host; check the path`);
+  }
+}
+
+/** Thrown when a path asked for in a session's VM (files API) does not exist there. */
+export class FileNotFoundError extends DomainError {
+  constructor(path: string) {
+    super(404, "FILE_NOT_FOUND", `${JSON.stringify(path)} does not exist in the session's VM; check the path (it is resolved inside the VM)`);
+  }
+}
+
+/** Thrown when a file cannot be read or written in a session's VM as asked; the message says why and what to do. */
+export class FileRefusedError extends DomainError {
+  constructor(message: string) {
+    super(400, "FILE_REFUSED", message);
   }
 }
 

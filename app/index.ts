@@ -10,6 +10,8 @@ import { sessionSandboxRoutes } from "./routes/session-sandbox";
 import { sessionRoutes } from "./routes/sessions";
 import { settingsRoutes } from "./routes/settings";
 import { execRoutes } from "./routes/exec";
+import { fileRoutes } from "./routes/files";
+import type { FilesService } from "./services/files";
 import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
 import type { ExecService } from "./services/exec";
@@ -34,6 +36,8 @@ const OPENAPI_JSON_PATH = "/api/openapi.json";
 type AppDeps = {
   services: Services;
   execService: ExecService;
+  files: FilesService;
+  maxUploadBytes?: number;
   supervisor: Supervisor;
   images: ImageService;
   token: string;
@@ -47,7 +51,7 @@ type AppDeps = {
   vmStats: VmStatsService;
 };
 
-export function createApp({ services, execService, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
+export function createApp({ services, execService, files, maxUploadBytes, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -60,6 +64,7 @@ export function createApp({ services, execService, supervisor, images, token, lo
       .use(settingsRoutes(services))
       .use(secretRoutes(services))
       .use(execRoutes(execService))
+      .use(fileRoutes(files, maxUploadBytes))
       .use(execHistoryRoutes(services, execService))
       .use(vmRoutes(supervisor, services.users))
       .use(userRoutes(services))

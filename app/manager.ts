@@ -23,6 +23,7 @@ import type { DoctorReport } from "./services/doctor";
 import { createEgressProxies } from "./services/egress-proxies";
 import { createEgressRevocation } from "./services/egress-revocation";
 import { createExecService } from "./services/exec";
+import { createFilesService } from "./services/files";
 import { freeDiskMib, type HostLimits } from "./services/host-limits";
 import { createLifecycleRelay } from "./services/lifecycle-relay";
 import type { ProtectedDirs } from "./services/mount-deny-list";
@@ -38,6 +39,8 @@ import { createCaBundles } from "./tls/ca-bundles";
 import type { ManagerCa } from "./tls/manager-ca";
 
 type ManagerDeps = {
+  /** The largest file upload (PUT /files); default MAX_UPLOAD_BYTES. Tests lower it to see the 413. */
+  maxUploadBytes?: number;
   db: Database;
   host: HostLimits;
   envDefaults: EnvDefaults;
@@ -171,6 +174,8 @@ export function createManager(deps: ManagerDeps) {
   const app = createApp({
     services,
     execService,
+    files: createFilesService(execService),
+    ...(deps.maxUploadBytes === undefined ? {} : { maxUploadBytes: deps.maxUploadBytes }),
     supervisor,
     images,
     token: deps.token,

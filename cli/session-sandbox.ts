@@ -31,6 +31,7 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   command("doctor", "check everything a working sandbox needs"),
   command("exec", "run a command in a session's VM, streaming its output"),
   command("shell", "an interactive shell in a session's VM"),
+  command("cp", "copy files into or out of a session's VM, like docker cp"),
   command("logs", "a session's command history: exit code, duration, output tail"),
   command("stats", "CPU, memory, pids and disk per VM"),
   command("events", "the manager's events: VMs, commands, images, sessions"),

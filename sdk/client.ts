@@ -8,6 +8,7 @@ import { createEdenApi } from "./eden";
 import { ManagerUnreachableError, toSdkError } from "./errors";
 import { eventStream, type EventStreamOptions } from "./events";
 import { execStream, runCollected, type ExecEvent, type ExecRequest, type RunResult } from "./exec";
+import { openFile, writeFile, type FileWritten, type OpenedFile, type ReadFileOptions, type WriteFileOptions } from "./files";
 import { openShell, type ShellConnection, type ShellOptions } from "./shell";
 
 export type { ClientOptions };
@@ -35,6 +36,15 @@ export interface SandboxClient {
   exec(sessionId: string, request: ExecRequest, signal?: AbortSignal): AsyncGenerator<ExecEvent>;
   /** Runs a command and collects its output. */
   run(sessionId: string, request: ExecRequest, signal?: AbortSignal): Promise<RunResult>;
+  /** Files in the session's VM: every path is resolved inside the VM (its links are the VM's, never the host's). */
+  files: {
+    /** The file's bytes. */
+    read(sessionId: string, path: string, options?: ReadFileOptions): Promise<Uint8Array>;
+    /** The file's bytes (or with `tar`, a tar of a file or directory) as a stream, for large ones; a file's size and mode. */
+    open(sessionId: string, path: string, options?: ReadFileOptions): Promise<OpenedFile>;
+    /** Writes a file (parents made, `mode` e.g. "0755"), or with `tar` unpacks a tar into the directory `path`. */
+    write(sessionId: string, path: string, data: string | Uint8Array | ReadableStream<Uint8Array>, options?: WriteFileOptions): Promise<FileWritten>;
+  };
   /** An interactive shell on a PTY in the session's VM, over a WebSocket (not through `fetcher`). */
   shell(sessionId: string, options: ShellOptions): ShellConnection;
   execs: {
@@ -146,6 +156,11 @@ export function createClient(options: ClientOptions): SandboxClient {
     },
     exec: (sessionId, request, signal) => execStream({ url, token, fetcher }, sessionId, request, signal),
     run: (sessionId, request, signal) => runCollected(execStream({ url, token, fetcher }, sessionId, request, signal)),
+    files: {
+      read: async (sessionId, path, readOptions) => new Uint8Array(await new Response((await openFile({ url, token, fetcher }, sessionId, path, readOptions)).body).arrayBuffer()),
+      open: (sessionId, path, readOptions) => openFile({ url, token, fetcher }, sessionId, path, readOptions),
+      write: (sessionId, path, data, writeOptions) => writeFile({ url, token, fetcher }, sessionId, path, data, writeOptions),
+    },
     shell: (sessionId, shellOptions) => openShell({ url, token }, sessionId, shellOptions),
     execs: {
       list: (sessionId, listOptions = {}) => unwrap(() => api.sessions({ id: segment(sessionId) }).execs.get({ query: listOptions }), url),

@@ -53,6 +53,10 @@ export class NotSandboxedError extends SandboxError {}
 export class CwdOutsideMountsError extends SandboxError {}
 /** Thrown when a session directory or cwd does not exist on the host. */
 export class PathNotFoundError extends SandboxError {}
+/** Thrown when a path asked for in a session's VM does not exist there (files API). */
+export class FileNotFoundError extends SandboxError {}
+/** Thrown when a file cannot be read or written in a session's VM as asked; the message says why. */
+export class FileRefusedError extends SandboxError {}
 /** Thrown when a linked worktree's back-link to its main repository does not verify. */
 export class WorktreeUnverifiedError extends SandboxError {}
 /** Thrown when the cap of running VMs is reached and none can be evicted; the message names the holders. */
@@ -125,6 +129,8 @@ const CLASS_BY_CODE = {
   NOT_SANDBOXED: NotSandboxedError,
   CWD_OUTSIDE_MOUNTS: CwdOutsideMountsError,
   PATH_NOT_FOUND: PathNotFoundError,
+  FILE_NOT_FOUND: FileNotFoundError,
+  FILE_REFUSED: FileRefusedError,
   WORKTREE_UNVERIFIED: WorktreeUnverifiedError,
   VM_CAP_REACHED: VmCapReachedError,
   RUNTIME_FAILED: RuntimeFailedError,

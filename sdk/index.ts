@@ -7,5 +7,6 @@ export * from "./arbiter";
 export type * from "./api-types";
 export type { ShellConnection, ShellExit, ShellOptions } from "./shell";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
+export type { FileWritten, OpenedFile, ReadFileOptions, WriteFileOptions } from "./files";
 export type { EventStreamOptions } from "./events";
 export { eventIdAt } from "./events";

@@ -30,6 +30,8 @@ export function makeTempDir(prefix = "ss-test-"): string {
 
 export type TestAppOptions = {
   host?: HostLimits;
+  /** The largest file upload the files API takes (default: the manager's). */
+  maxUploadBytes?: number;
   envDefaults?: EnvDefaults;
   now?: () => number;
   dataDir?: string;
@@ -71,6 +73,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
   const log = createLogger("debug", (line) => logLines.push(line));
   const runtime = options.runtime;
   const build = () => createManager({
+    ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
     db,
     host: options.host ?? TEST_HOST,
     envDefaults: options.envDefaults ?? {},

@@ -6,13 +6,11 @@
 // Either way the route gets the request as a validated ExecBody, and the stdin as a stream (stdinOf).
 import { BodyTooLargeError, MalformedExecBodyError, UnsupportedMediaTypeError } from "../errors";
 import { MAX_BODY_BYTES, parseJsonObject } from "./json-body";
+import { limitedStream, type BodyReader } from "./limited-stream";
 
 export const EXEC_STDIN_MEDIA_TYPE = "application/vnd.session-sandbox.exec-stdin";
 /** What one command's streamed stdin may total: beyond it the upload is cut and the command sees an error. */
 export const MAX_STDIN_BYTES = 1024 * 1024 * 1024;
-
-/** A body's reader, as far as this file uses it (Bun's and the DOM's reader types disagree on the rest). */
-type BodyReader = { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(reason?: unknown): Promise<void> };
 
 /** The streamed stdin of each exec request of the second form, set aside by the parser for the handler. */
 const streamedStdin = new WeakMap<Request, ReadableStream<Uint8Array>>();
@@ -20,7 +18,7 @@ const streamedStdin = new WeakMap<Request, ReadableStream<Uint8Array>>();
 async function parseExecBody(context: { request: Request; contentType: string }): Promise<unknown> {
   const { request, contentType } = context;
   if (!contentType.toLowerCase().startsWith(EXEC_STDIN_MEDIA_TYPE)) {
-    if (!/^application\/json\b/i.test(contentType)) throw new UnsupportedMediaTypeError(contentType, [EXEC_STDIN_MEDIA_TYPE]);
+    if (!/^application\/json\b/i.test(contentType)) throw new UnsupportedMediaTypeError(contentType, ["application/json", EXEC_STDIN_MEDIA_TYPE]);
     return parseJsonObject(context);
   }
   if (!request.body) throw new MalformedExecBodyError("it is empty");
@@ -73,29 +71,6 @@ async function firstLine(reader: BodyReader): Promise<{ line: string; rest: Read
     }
     head.push(value.subarray(0, newline));
     const line = Buffer.concat(head).toString("utf8");
-    return { line, rest: limited(value.subarray(newline + 1), reader) };
+    return { line, rest: limitedStream(reader, MAX_STDIN_BYTES, "the command's stdin", value.subarray(newline + 1)) };
   }
-}
-
-function limited(first: Uint8Array, reader: BodyReader): ReadableStream<Uint8Array> {
-  let total = first.byteLength;
-  let pendingFirst: Uint8Array | undefined = first.byteLength > 0 ? first : undefined;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        if (pendingFirst) {
-          controller.enqueue(pendingFirst);
-          pendingFirst = undefined;
-          return;
-        }
-        const { done, value } = await reader.read();
-        if (done || !value) return controller.close();
-        total += value.byteLength;
-        if (total > MAX_STDIN_BYTES) return controller.error(new BodyTooLargeError(MAX_STDIN_BYTES, "the command's stdin"));
-        controller.enqueue(value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  );
 }

@@ -13,6 +13,8 @@ type PacedStream = {
   write(bytes: Uint8Array): Promise<void> | undefined;
   /** Ends the body after what is queued. */
   close(): void;
+  /** Breaks the body off: the client sees a failed transfer, not a short one that looks whole. */
+  fail(reason: Error): void;
   /** Whether the client went away or the body was closed: writes are dropped from then on. */
   readonly closed: boolean;
 };
@@ -41,6 +43,11 @@ export function createPacedStream(onCancel: () => void, highWaterBytes = STREAM_
       if (closed) return undefined;
       controller.enqueue(bytes);
       return (controller.desiredSize ?? 1) > 0 ? undefined : wait();
+    },
+    fail(reason) {
+      if (!closed) controller.error(reason);
+      closed = true;
+      wake();
     },
     close() {
       if (!closed) controller.close();

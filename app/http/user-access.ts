@@ -17,6 +17,7 @@ const USER_RULES: Rule[] = [
   { methods: ["GET", "DELETE"], pattern: /^\/api\/sessions\/([^/]+)$/, scope: "session" },
   { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/exec$/, scope: "session" },
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/shell$/, scope: "session" },
+  { methods: ["GET", "PUT"], pattern: /^\/api\/sessions\/([^/]+)\/files$/, scope: "session" },
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/execs$/, scope: "session" },
   { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/execs\/[^/]+\/cancel$/, scope: "session" },
   { methods: ["GET", "PUT"], pattern: /^\/api\/session-sandbox\/([^/]+)$/, scope: "session" },

@@ -33,6 +33,8 @@ export type PreparedExec = {
   command: ExecCommand;
   /** Secret substitutions the VM's egress proxy applies for this command's session. */
   proxyRules: SecretRule[];
+  /** What the history shows instead of the command: for the manager's own commands (files.ts). */
+  historyLabel?: string;
 };
 
 /** Where a session's isolation choice runs here: its tier, or why none can. */

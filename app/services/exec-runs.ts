@@ -66,7 +66,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
             sessionID: prepared.sessionId,
             callID: prepared.callID,
             vmName: prepared.spec.name,
-            command: prepared.command.terminal ? SHELL_IN_HISTORY : (prepared.command.argv[2] ?? ""),
+            command: prepared.historyLabel ?? (prepared.command.terminal ? SHELL_IN_HISTORY : (prepared.command.argv[2] ?? "")),
             cwd: prepared.command.cwd,
           }));
           hooks.onStarted();

@@ -71,6 +71,17 @@ export function createExecService(deps: ExecServiceDeps) {
   }
 
   /**
+   * One of the manager's own commands in the session's VM (files.ts): `argv` as given, in the session's
+   * directory, shown in the history as `label`. Prepared, refused and run exactly as an agent's command.
+   */
+  async function startManaged(sessionId: string, request: { argv: string[]; label: string }, hooks: Omit<ExecHooks, "onStarted">): Promise<StartedExec> {
+    const base = await preparer.prepare(sessionId, { command: request.label }).catch(refused);
+    const prepared: PreparedExec = { ...base, command: { ...base.command, argv: request.argv }, historyLabel: request.label };
+    await egress.openFor(prepared, "the command was not run").catch(refused);
+    return run(prepared, hooks);
+  }
+
+  /**
    * The operator's interactive shell (app/services/shell.ts). Resolves undefined, having run nothing, when
    * the operator left while it was being prepared.
    */
@@ -84,7 +95,7 @@ export function createExecService(deps: ExecServiceDeps) {
     return settled.result;
   }
 
-  return { prepare: preparer.prepare, start, shell, cancel: runs.cancel };
+  return { prepare: preparer.prepare, start, startManaged, shell, cancel: runs.cancel };
 }
 
 export type ExecService = ReturnType<typeof createExecService>;

@@ -5,7 +5,12 @@
 /** Larger pieces are cut: each crosses to the Worker as one message. */
 const INPUT_CHUNK_BYTES = 64 * 1024;
 
-export async function sendStdin(stdin: ReadableStream<Uint8Array>, send: (data: Uint8Array | null) => Promise<unknown>, commandDone: Promise<unknown>): Promise<void> {
+/**
+ * Resolves "sent" once the input's end went to the command, "over" when the command ended first, or
+ * "broken" when the client's input failed part-way (an upload cut off or over its limit): then no end of
+ * input is sent, since a command must not take a cut-off input for a whole one, and the caller cancels it.
+ */
+export async function sendStdin(stdin: ReadableStream<Uint8Array>, send: (data: Uint8Array | null) => Promise<unknown>, commandDone: Promise<unknown>): Promise<"sent" | "over" | "broken"> {
   const reader = stdin.getReader();
   let over = false;
   void commandDone.finally(() => {
@@ -15,12 +20,14 @@ export async function sendStdin(stdin: ReadableStream<Uint8Array>, send: (data: 
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (over) return;
+      if (over) return "over";
       if (done) break;
       for (let offset = 0; offset < value.byteLength && !over; offset += INPUT_CHUNK_BYTES) await send(value.subarray(offset, offset + INPUT_CHUNK_BYTES));
     }
   } catch {
-    // The client's body broke off (it went away: its command is cancelled). The command sees the end of its input.
+    return over ? "over" : "broken";
   }
-  if (!over) await send(null).catch(() => {});
+  if (over) return "over";
+  await send(null).catch(() => {});
+  return "sent";
 }

@@ -163,7 +163,8 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       };
       const command = input.stdin ? { ...input.command, stdin: true as const } : input.command;
       const { execId, done } = handle.exec(input.spec, command, { onStarted, onChunk: input.onChunk });
-      if (input.stdin) void sendStdin(input.stdin, (data) => handle.input(execId, data), done);
+      // Input that broke off part-way cancels the command: it must not go on as if its input were whole.
+      if (input.stdin) void sendStdin(input.stdin, (data) => handle.input(execId, data), done).then((sent) => sent === "broken" && cancel());
       input.onTerminal?.({
         input: (data) => void handle.input(execId, data).catch(() => undefined),
         resize: (rows, cols) => void handle.terminalResize(execId, rows, cols).catch(() => undefined),

@@ -146,6 +146,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a file (or, with Accept: application/x-tar, a tar of a file or directory) from the session's VM */
+        get: operations["readFile"];
+        /** Write a file into the session's VM (application/octet-stream), or unpack a tar into a directory there (application/x-tar) */
+        put: operations["writeFile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{id}/execs": {
         parameters: {
             query?: never;
@@ -464,7 +482,7 @@ export interface components {
              * @default UNAUTHORIZED
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
+            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "FILE_NOT_FOUND" | "FILE_REFUSED" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
             message: string;
         };
         Health: {
@@ -1571,6 +1589,203 @@ export interface operations {
                 content: {
                     "application/x-ndjson": components["schemas"]["ExecStreamEvent"];
                     "text/plain": string;
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    readFile: {
+        parameters: {
+            query: {
+                path: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes (application/octet-stream), or a tar (application/x-tar) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    writeFile: {
+        parameters: {
+            query: {
+                path: string;
+                mode?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        path: string;
+                        /** @description Bytes taken from the body */
+                        bytes: string | number;
+                    };
                 };
             };
             /** @description What was wrong and what to do about it */

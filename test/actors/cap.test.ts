@@ -43,6 +43,10 @@ describe("global cap", () => {
     expect(error.message).toContain("limit of 2 running VMs (maxRunningVms)");
     expect(error.message).toContain(await vmOf("ses_2"));
     expect(error.message).toContain(await vmOf("ses_3"));
+    // The files API waits for a place like any command, and is refused the same way.
+    for (const files of [f.client.files.read("ses_1", "/etc/hostname"), f.client.files.write("ses_1", "/tmp/x", "x")]) {
+      expect(await files.catch((e: unknown) => e)).toBeInstanceOf(VmCapReachedError);
+    }
     expect(await runningInRuntime()).toBe(2);
   });
 

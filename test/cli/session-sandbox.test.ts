@@ -2,7 +2,7 @@
 // from other directories against the real manager process over the real local runtime.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import { eventually } from "../actors/fixture";
@@ -229,6 +229,27 @@ describe("what a docker user types first", () => {
     const echoed = await cliBytes(["exec", "ses_cli", "cat"], twelve);
     expect(echoed.exitCode).toBe(0);
     expect(createHash("sha256").update(echoed.stdout).digest("hex")).toBe(createHash("sha256").update(twelve).digest("hex"));
+  });
+
+  test("cp → a file in and out (mode kept), into a VM directory, a directory as a tar on stdin and stdout, a hint for a local directory", async () => {
+    const local = join(elsewhere, "tool.sh");
+    writeFileSync(local, "#!/bin/sh\necho tool\n", { mode: 0o750 });
+    expect(await cli(["cp", local, "ses_cli:/home/agent/bin/tool.sh"])).toMatchObject({ exitCode: 0 });
+    expect((await cli(["exec", "ses_cli", "/home/agent/bin/tool.sh; stat -c %a /home/agent/bin/tool.sh"])).stdout).toBe("tool\n750\n");
+    expect(await cli(["cp", local, "ses_cli:/tmp"])).toMatchObject({ exitCode: 0, stdout: expect.stringContaining("ses_cli:/tmp/tool.sh") });
+    const back = join(elsewhere, "back.sh");
+    expect(await cli(["cp", "ses_cli:/home/agent/bin/tool.sh", back])).toMatchObject({ exitCode: 0 });
+    expect([readFileSync(back, "utf8"), (statSync(back).mode & 0o777).toString(8)]).toEqual(["#!/bin/sh\necho tool\n", "750"]);
+    // A directory: out as a tar on stdout, in as a tar on stdin; never unpacked by the CLI itself.
+    const tar = Bun.spawnSync([bin, "cp", "ses_cli:/home/agent/bin", "-"], { cwd: elsewhere, env: { PATH: process.env.PATH ?? "", ...m.env } });
+    expect(Bun.spawnSync(["tar", "-t"], { stdin: tar.stdout }).stdout.toString()).toContain("./tool.sh");
+    expect(await cli(["cp", "-", "ses_cli:/tmp/unpacked"], { stdin: tar.stdout })).toMatchObject({ exitCode: 0 });
+    expect((await cli(["exec", "ses_cli", "cat /tmp/unpacked/tool.sh"])).stdout).toBe("#!/bin/sh\necho tool\n");
+    const dirOut = await cli(["cp", "ses_cli:/home/agent/bin", elsewhere]);
+    expect(dirOut.exitCode).toBe(2);
+    expect(dirOut.stderr).toContain("| tar -x -C");
+    expect((await cli(["cp", elsewhere, "ses_cli:/tmp/x"])).stderr).toContain("tar -C");
+    expect((await cli(["cp", "ses_cli:relative", back])).stderr).toContain("must be absolute");
   });
 
   test("stats, logs and rm take a session id or a VM name alike", async () => {

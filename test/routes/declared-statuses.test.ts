@@ -43,6 +43,7 @@ const j = (value: unknown) => JSON.stringify(value);
 const big = " ".repeat(1024 * 1024 + 10);
 const form = { "content-type": "text/plain" };
 
+const bytes = { "content-type": "application/octet-stream" };
 const exec = (body: unknown, extra: Partial<Call> = {}): Call => ({ method: "POST", path: "/api/sessions/ses_root/exec", body: j(body), ...extra });
 
 const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
@@ -133,6 +134,28 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     422: exec({ cwd: "/" }),
     429: { elsewhere: "test/actors/cap.test.ts" },
     503: exec({ command: "true", cwd: project }, { path: "/api/sessions/ses_tmp/exec" }),
+  },
+  "GET /api/sessions/:id/files": {
+    200: { elsewhere: "test/actors/files.test.ts" },
+    400: { method: "GET", path: "/api/sessions/ses_deep39/files?path=/etc/hostname" },
+    401: { method: "GET", path: "/api/sessions/ses_root/files?path=/etc/hostname", token: null },
+    404: { method: "GET", path: "/api/sessions/ses_ghost/files?path=/etc/hostname" },
+    409: { method: "GET", path: "/api/sessions/ses_off/files?path=/etc/hostname" },
+    422: { method: "GET", path: "/api/sessions/ses_root/files?path=relative" },
+    429: { elsewhere: "test/actors/cap.test.ts" },
+    503: { method: "GET", path: "/api/sessions/ses_tmp/files?path=/etc/hostname" },
+  },
+  "PUT /api/sessions/:id/files": {
+    201: { elsewhere: "test/actors/files.test.ts" },
+    400: { method: "PUT", path: "/api/sessions/ses_deep39/files?path=/tmp/x", body: "x", headers: bytes },
+    401: { method: "PUT", path: "/api/sessions/ses_root/files?path=/tmp/x", body: "x", headers: bytes, token: null },
+    404: { method: "PUT", path: "/api/sessions/ses_ghost/files?path=/tmp/x", body: "x", headers: bytes },
+    409: { method: "PUT", path: "/api/sessions/ses_off/files?path=/tmp/x", body: "x", headers: bytes },
+    413: { elsewhere: "test/actors/files.test.ts" },
+    415: { method: "PUT", path: "/api/sessions/ses_root/files?path=/tmp/x", body: "{}" },
+    422: { method: "PUT", path: "/api/sessions/ses_root/files?path=/tmp/x&mode=999", body: "x", headers: bytes },
+    429: { elsewhere: "test/actors/cap.test.ts" },
+    503: { method: "PUT", path: "/api/sessions/ses_tmp/files?path=/tmp/x", body: "x", headers: bytes },
   },
   "GET /api/sessions/:id/execs": {
     200: { method: "GET", path: "/api/sessions/ses_child/execs?limit=5" },
