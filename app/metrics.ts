@@ -104,6 +104,7 @@ export function createMetrics(read: MetricsReaders) {
     boots: new Counter({ name: "sandbox_vm_boots_total", help: "VM boots (create, start or recreate)", registers }),
     bootDuration: new Histogram({ name: "sandbox_vm_boot_duration_seconds", help: "From booting to running", buckets: SECONDS_BUCKETS, registers }),
     execs: new Counter({ name: "sandbox_execs_total", help: "Commands run, by outcome", labelNames: ["outcome"] as const, registers }),
+    oomKills: new Counter({ name: "sandbox_oom_kills_total", help: "Commands the kernel killed at their VM's memory limit", registers }),
     execDuration: new Histogram({ name: "sandbox_exec_duration_seconds", help: "From start to exit", buckets: SECONDS_BUCKETS, registers }),
     evictions: new Counter({ name: "sandbox_vm_evictions_total", help: "VMs stopped to make room under the cap", registers }),
     removals: new Counter({ name: "sandbox_vm_removals_total", help: "VMs removed, by reason", labelNames: ["reason"] as const, registers }),

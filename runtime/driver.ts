@@ -135,6 +135,11 @@ export type ExecResult = {
   exitCode: number;
   timedOut: boolean;
   cancelled: boolean;
+  /**
+   * The kernel killed it at the VM's memory limit (its exit is SIGKILL's, and the VM's OOM kill count rose
+   * meanwhile). Absent: not so, or the runtime cannot tell (msb: the guest's own kernel does the killing).
+   */
+  oomKilled?: true;
 };
 
 /** An interactive command: it gets a terminal (PTY) of its own inside the guest, `rows` × `cols` to start with. */

@@ -53,9 +53,10 @@ export type ExecEvent =
   | { type: "started"; vmName: string; callID: string | null }
   | { type: "stdout"; data: Uint8Array }
   | { type: "stderr"; data: Uint8Array }
-  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean };
+  /** `oomKilled`: the kernel killed it at the VM's memory limit (its stderr ends with the limit and how to raise it). */
+  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean; oomKilled: boolean };
 
-export type RunResult = { exitCode: number; stdout: string; stderr: string; timedOut: boolean; cancelled: boolean; vmName: string };
+export type RunResult = { exitCode: number; stdout: string; stderr: string; timedOut: boolean; cancelled: boolean; oomKilled: boolean; vmName: string };
 
 /** One line of the exec stream, as the manager's OpenAPI document describes it (heartbeats: every 15 s while a command is quiet, for proxies in between; skipped here). */
 type WireEvent = ExecStreamEvent;
@@ -126,7 +127,7 @@ export async function runCollected(events: AsyncGenerator<ExecEvent>): Promise<R
     if (event.type === "started") vmName = event.vmName;
     else if (event.type === "stdout") out.push(event.data);
     else if (event.type === "stderr") err.push(event.data);
-    else return { exitCode: event.exitCode, timedOut: event.timedOut, cancelled: event.cancelled, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), vmName };
+    else return { exitCode: event.exitCode, timedOut: event.timedOut, cancelled: event.cancelled, oomKilled: event.oomKilled, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), vmName };
   }
   throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", "the exec stream ended without an exit status");
 }

@@ -15,7 +15,7 @@ export type ShellOptions = {
   onStarted?(vmName: string): void;
 };
 
-export type ShellExit = { exitCode: number; timedOut: boolean; cancelled: boolean };
+export type ShellExit = { exitCode: number; timedOut: boolean; cancelled: boolean; oomKilled: boolean };
 
 export type ShellConnection = {
   /** Keystrokes (Ctrl-C is "\x03": the guest's terminal turns it into SIGINT for its foreground program). */
@@ -97,7 +97,7 @@ export function openShell(connection: { url: string; token: string }, sessionId:
     if (message.type === "started") options.onStarted?.(message.vmName);
     else if (message.type === "exit") {
       settled = true;
-      resolve({ exitCode: message.exitCode, timedOut: message.timedOut, cancelled: message.cancelled });
+      resolve({ exitCode: message.exitCode, timedOut: message.timedOut, cancelled: message.cancelled, oomKilled: message.oomKilled === true });
     } else if (message.type === "error") {
       settled = true;
       reject(toSdkError(message.status, { code: message.code, message: message.message }));

@@ -87,7 +87,8 @@ export type ActorErrorCode = "RUNTIME_FAILED" | "RUNTIME_UNAVAILABLE" | "BUSY" |
 /** Removals that withdraw the session's sandbox: commands still waiting from before them must not run. */
 export const REVOKING_REASONS: ReadonlySet<StopReason> = new Set(["toggle-off", "deleted", "disabled"]);
 
-export type ExecOutcome = { exitCode: number; timedOut: boolean; cancelled: boolean };
+/** How a command ended; `oomKilled`: the kernel killed it at the VM's memory limit (runtime/driver.ts ExecResult). */
+export type ExecOutcome = { exitCode: number; timedOut: boolean; cancelled: boolean; oomKilled: boolean };
 
 export type ActorEvent =
   | { type: "ready" }

@@ -4,7 +4,7 @@
 import { RuntimeError, type RuntimeDriver, type TerminalHandle, type VmSpec } from "../runtime/driver";
 import { createOutputWindow, type OutputWindow } from "./output-window";
 import { createInputQueue, type InputQueue } from "./input-queue";
-import { REVOKING_REASONS, type ActorEvent, type ActorNotice, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type StopReason } from "./protocol";
+import { REVOKING_REASONS, type ActorEvent, type ActorNotice, type ActorRequest, type ActorState, type ErrorRecord, type ExecCommand, type ExecOutcome, type StopReason } from "./protocol";
 
 class ActorError extends Error {
   constructor(readonly record: ErrorRecord) {
@@ -159,7 +159,8 @@ export function createSessionActor(driver: RuntimeDriver, vmName: string, emit: 
     // A cancelled command is killed: what it still prints must not wait for a consumer that is gone.
     controller.signal.addEventListener("abort", () => window.open(), { once: true });
     try {
-      return await execPaced(id, spec, command, controller, window, input?.stream);
+      const result = await execPaced(id, spec, command, controller, window, input?.stream);
+      return { exitCode: result.exitCode, timedOut: result.timedOut, cancelled: result.cancelled, oomKilled: result.oomKilled === true } satisfies ExecOutcome;
     } finally {
       window.open();
       windows.delete(id);

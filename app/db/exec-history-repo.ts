@@ -17,21 +17,22 @@ export type ExecRecord = {
   exitCode: number | null;
   timedOut: boolean;
   cancelled: boolean;
+  oomKilled: boolean;
   error: string | null;
   outputTail: string;
   outputBytes: number;
 };
 
 export type ExecStart = Pick<ExecRecord, "id" | "rootSessionID" | "sessionID" | "callID" | "vmName" | "command" | "cwd" | "startedAt">;
-export type ExecFinish = Pick<ExecRecord, "finishedAt" | "durationMs" | "exitCode" | "timedOut" | "cancelled" | "error" | "outputTail" | "outputBytes">;
+export type ExecFinish = Pick<ExecRecord, "finishedAt" | "durationMs" | "exitCode" | "timedOut" | "cancelled" | "oomKilled" | "error" | "outputTail" | "outputBytes">;
 
-type Row = Omit<ExecRecord, "timedOut" | "cancelled"> & { timedOut: number; cancelled: number };
+type Row = Omit<ExecRecord, "timedOut" | "cancelled" | "oomKilled"> & { timedOut: number; cancelled: number; oomKilled: number };
 
 const COLUMNS = `id, root_session_id AS rootSessionID, session_id AS sessionID, call_id AS callID, vm_name AS vmName, command, cwd,
   started_at AS startedAt, finished_at AS finishedAt, duration_ms AS durationMs, exit_code AS exitCode, timed_out AS timedOut,
-  cancelled, error, output_tail AS outputTail, output_bytes AS outputBytes`;
+  cancelled, oom_killed AS oomKilled, error, output_tail AS outputTail, output_bytes AS outputBytes`;
 
-const fromRow = (row: Row): ExecRecord => ({ ...row, timedOut: row.timedOut === 1, cancelled: row.cancelled === 1 });
+const fromRow = (row: Row): ExecRecord => ({ ...row, timedOut: row.timedOut === 1, cancelled: row.cancelled === 1, oomKilled: row.oomKilled === 1 });
 
 export function createExecHistoryRepo(db: Database, keepPerRoot: number) {
   const insert = db.query(
@@ -45,7 +46,7 @@ export function createExecHistoryRepo(db: Database, keepPerRoot: number) {
   );
   const finish = db.query(
     `UPDATE exec_history SET finished_at = $finishedAt, duration_ms = $durationMs, exit_code = $exitCode, timed_out = $timedOut,
-       cancelled = $cancelled, error = $error, output_tail = $outputTail, output_bytes = $outputBytes WHERE id = $id`,
+       cancelled = $cancelled, oom_killed = $oomKilled, error = $error, output_tail = $outputTail, output_bytes = $outputBytes WHERE id = $id`,
   );
   const byId = db.query<Row, [string]>(`SELECT ${COLUMNS} FROM exec_history WHERE id = ?`);
   const byRoot = db.query<Row, [string, number]>(`SELECT ${COLUMNS} FROM exec_history WHERE root_session_id = ? ORDER BY id DESC LIMIT ?`);
@@ -66,7 +67,7 @@ export function createExecHistoryRepo(db: Database, keepPerRoot: number) {
       );
     },
     finish(id: string, outcome: ExecFinish): void {
-      withoutFsync(db, () => finish.run({ id, ...outcome, timedOut: outcome.timedOut ? 1 : 0, cancelled: outcome.cancelled ? 1 : 0 }));
+      withoutFsync(db, () => finish.run({ id, ...outcome, timedOut: outcome.timedOut ? 1 : 0, cancelled: outcome.cancelled ? 1 : 0, oomKilled: outcome.oomKilled ? 1 : 0 }));
     },
     get(id: string): ExecRecord | null {
       const row = byId.get(id);

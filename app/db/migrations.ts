@@ -136,4 +136,9 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX session_owners_by_uid ON session_owners(uid);
     `,
   },
+  {
+    version: 11,
+    description: "whether the kernel killed a command at its VM's memory limit",
+    sql: `ALTER TABLE exec_history ADD COLUMN oom_killed INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

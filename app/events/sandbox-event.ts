@@ -18,6 +18,8 @@ export type PublishedEvent =
       exitCode: number | null;
       timedOut: boolean;
       cancelled: boolean;
+      /** Killed by the kernel at the VM's memory limit (false while it runs). */
+      oomKilled: boolean;
       at: number;
     }
   | {

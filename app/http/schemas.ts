@@ -254,6 +254,7 @@ export const ExecHistoryEntry = t.Object({
   exitCode: t.Nullable(Type.Integer({ description: "null while it runs, or when the runtime failed (see error)" })),
   timedOut: t.Boolean(),
   cancelled: t.Boolean(),
+  oomKilled: t.Boolean({ description: "The kernel killed it at the VM's memory limit" }),
   error: t.Nullable(t.String({ description: "Why the runtime failed mid-command, with its code" })),
   outputTail: t.String({ description: "The last 4 KiB of stdout and stderr merged in arrival order, as UTF-8; empty while it runs" }),
   outputBytes: Type.Integer({ description: "Bytes of output in all" }),

@@ -9,6 +9,8 @@ const at = Type.Integer({ description: "When it happened, Unix epoch millisecond
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const literals = <const L extends string[]>(...values: L) => Type.Unsafe<L[number]>({ type: "string", enum: values });
 
+const OOM_KILLED = "The kernel killed the command at the VM's memory limit (raise it: PUT /api/session-sandbox/:id with resources.memoryMib)";
+
 const StopReason = literals("idle", "cap", "toggle-off", "deleted", "spec-change", "crash", "sweep", "manual", "disabled", "recovery", "shutdown");
 
 /** One line of the exec stream (application/x-ndjson). */
@@ -16,7 +18,7 @@ export const ExecStreamEvent = Type.Union(
   [
     Type.Object({ type: Type.Literal("started"), vmName: Type.String(), callID: nullable(Type.String()) }),
     Type.Object({ type: literals("stdout", "stderr"), data: Type.String({ contentEncoding: "base64", description: "A chunk of output, base64" }) }),
-    Type.Object({ type: Type.Literal("exit"), exitCode: Type.Integer(), timedOut: Type.Boolean(), cancelled: Type.Boolean() }),
+    Type.Object({ type: Type.Literal("exit"), exitCode: Type.Integer(), timedOut: Type.Boolean(), cancelled: Type.Boolean(), oomKilled: Type.Boolean({ description: OOM_KILLED }) }),
     Type.Object({ type: Type.Literal("error"), code: Type.String(), message: Type.String() }, { description: "The runtime failed mid-command" }),
     Type.Object({ type: Type.Literal("heartbeat") }, { description: "Sent every 15 s while the command is quiet; skip it" }),
   ],
@@ -48,6 +50,7 @@ export const SandboxEvent = Type.Union(
       exitCode: nullable(Type.Integer()),
       timedOut: Type.Boolean(),
       cancelled: Type.Boolean(),
+      oomKilled: Type.Boolean({ description: OOM_KILLED }),
       at,
     }),
     Type.Object(

@@ -15,7 +15,7 @@ import type { ExecService } from "../services/exec";
 export type ExecStreamEvent =
   | { type: "started"; vmName: string; callID: string | null }
   | { type: "stdout" | "stderr"; data: string }
-  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
+  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean; oomKilled: boolean }
   | { type: "error"; code: string; message: string }
   | { type: "heartbeat" };
 

@@ -16,7 +16,7 @@ import { createWakeSignal } from "../../workers/output-window";
 
 type ShellServerMessage =
   | { type: "started"; vmName: string }
-  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean }
+  | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean; oomKilled: boolean }
   /** `status` is the HTTP status the same refusal has on exec. */
   | { type: "error"; code: string; status: number; message: string };
 

@@ -45,7 +45,7 @@ export function createExecHistory(repo: ExecHistoryRepo, now: () => number = Dat
       repo.start({ ...record, command: record.command.slice(0, HISTORY_COMMAND_CHARS), startedAt });
       return {
         chunk: (data: Uint8Array) => tail.push(data),
-        finish(outcome: Pick<ExecFinish, "exitCode" | "timedOut" | "cancelled" | "error">): void {
+        finish(outcome: Pick<ExecFinish, "exitCode" | "timedOut" | "cancelled" | "oomKilled" | "error">): void {
           const finishedAt = now();
           repo.finish(record.id, { ...outcome, finishedAt, durationMs: finishedAt - startedAt, outputTail: tail.text(), outputBytes: tail.bytes() });
         },

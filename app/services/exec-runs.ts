@@ -23,6 +23,12 @@ export type ExecHooks = {
   stdin?: ReadableStream<Uint8Array>;
 };
 
+/** The line a command killed at its VM's memory limit ends its stderr with: the limit, and how to raise it. */
+export function oomMessage(prepared: Pick<PreparedExec, "rootSessionID" | "spec">): string {
+  const mib = prepared.spec.memoryMib;
+  return `session-sandbox: killed by the VM's memory limit (${mib} MiB); raise it with \`session-sandbox resources ${prepared.rootSessionID} --memory ${mib * 2}M\` (or PUT /api/session-sandbox/${prepared.rootSessionID} {"resources":{"memoryMib":${mib * 2}}})\n`;
+}
+
 /** What the history shows for a run: the agent's command, or that it was an interactive shell. */
 const SHELL_IN_HISTORY = "(interactive shell)";
 
@@ -78,10 +84,16 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         ...(hooks.onTerminal ? { onTerminal: hooks.onTerminal } : {}),
         ...(hooks.stdin ? { stdin: hooks.stdin } : {}),
       });
+      if (outcome.oomKilled) {
+        // Said where the command's output is read (the CLI, the plugin's tool output, the history's tail): 137 alone does not say why.
+        const why = new TextEncoder().encode(oomMessage(prepared));
+        record?.chunk(why);
+        await hooks.onChunk("stderr", why);
+      }
       finish({ ...outcome, error: null });
       return outcome;
     } catch (error) {
-      finish({ exitCode: null, timedOut: false, cancelled: abort.signal.aborted, error: error instanceof DomainError ? `${error.errorCode}: ${error.message}` : String(error) });
+      finish({ exitCode: null, timedOut: false, cancelled: abort.signal.aborted, oomKilled: false, error: error instanceof DomainError ? `${error.errorCode}: ${error.message}` : String(error) });
       throw error;
     } finally {
       const set = running.get(key);

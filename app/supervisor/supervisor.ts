@@ -156,7 +156,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       let startedAt = 0;
       const onStarted = () => {
         startedAt = performance.now();
-        events.publish({ ...execEvent, phase: "started", exitCode: null, timedOut: false, cancelled: false, at: now() });
+        events.publish({ ...execEvent, phase: "started", exitCode: null, timedOut: false, cancelled: false, oomKilled: false, at: now() });
         input.onStarted();
         // Aborted while it waited for its VM: the actor knows the command only from now on, so cancel it now.
         if (input.signal?.aborted) cancel();
@@ -173,12 +173,13 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
         (outcome) => {
           const kind = outcome.timedOut ? "timeout" : outcome.cancelled ? "cancelled" : outcome.exitCode === 0 ? "ok" : "nonzero";
           metrics()?.execs.inc({ outcome: kind });
+          if (outcome.oomKilled) metrics()?.oomKills.inc();
           metrics()?.execDuration.observe((performance.now() - startedAt) / 1000);
           events.publish({ ...execEvent, phase: "finished", ...outcome, at: now() });
         },
         () => {
           metrics()?.execs.inc({ outcome: "failed" });
-          events.publish({ ...execEvent, phase: "finished", exitCode: null, timedOut: false, cancelled: false, at: now() });
+          events.publish({ ...execEvent, phase: "finished", exitCode: null, timedOut: false, cancelled: false, oomKilled: false, at: now() });
         },
       );
       const cancel = () => void handle.cancel(execId).catch(() => undefined);

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
 import type { DriverContext } from "../local/context";
 import { readLog } from "../local/crun";
-import { envList, readyToExec, streamUntilExit, type ExecAttach } from "../local/exec";
+import { envList, markOomKill, oomKillsIn, readyToExec, streamUntilExit, type ExecAttach } from "../local/exec";
 import { superviseExec } from "../local/exec-supervision";
 import { guestProcess } from "../local/oci-config";
 import { StdinFeed } from "../stdin-feed";
@@ -82,7 +82,8 @@ function readGuestPid(pidFile: string): number | undefined {
 
 /** `attach`: for a terminal (runtime/local/terminal.ts), stdin becomes a pipe, handed over with the command's guest pid. */
 export async function execInSandbox(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
-  readyToExec(ctx, name, request);
+  const record = readyToExec(ctx, name, request);
+  const oomKillsBefore = oomKillsIn(ctx.layout, [record.cgroupPath]);
 
   const id = runscId(ctx.paths.containerId(name));
   const execId = randomHex(6);
@@ -124,16 +125,19 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
     if (code === 128 && runscError && !cancelReason()) await waitUntil(() => !ctx.store.livePid(name), SANDBOX_DEATH_WAIT_MS);
     if (!ctx.store.livePid(name)) {
       // The whole VM died under the command: the host killed the Sentry at the VM's memory or pids limit.
+      // Its cgroup is still there (the VM is powered off later): its OOM count tells which.
       hold.release();
-      sink.stderr(new TextEncoder().encode(`session-sandbox: VM ${name} was stopped: it reached its memory or process limit (a gVisor VM stops as a whole); its volume is kept and the next command starts it again\n`));
-      return { exitCode: KILLED, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" };
+      const died = markOomKill({ exitCode: KILLED, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" }, ctx.layout, [record.cgroupPath], oomKillsBefore);
+      const limit = died.oomKilled ? "memory limit" : "memory or process limit";
+      sink.stderr(new TextEncoder().encode(`session-sandbox: VM ${name} was stopped: it reached its ${limit} (a gVisor VM stops as a whole); its volume is kept and the next command starts it again\n`));
+      return died;
     }
     if (!started && !cancelReason() && code !== 0) {
       hold.discard();
       throw new RuntimeError("FAILED", `exec in VM ${name} failed: ${runscError || `runsc exit ${code}`}`);
     }
     hold.release();
-    return { exitCode: code, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" };
+    return markOomKill({ exitCode: code, timedOut: cancelReason() === "timeout", cancelled: cancelReason() === "abort" }, ctx.layout, [record.cgroupPath], oomKillsBefore);
   } finally {
     stdin?.close();
     hold.release();

@@ -19,9 +19,12 @@ import { StdinFeed } from "../stdin-feed";
 import { holdStartupOutput } from "./startup-hold";
 import { defaultEnv, guestProcess } from "./oci-config";
 import type { VmRecord } from "./vm-store";
+import { readOomKills } from "./vm-stats";
 
 /** After the command exits, how long output still held open by its background children is read. */
 const DRAIN_AFTER_EXIT_MS = 100;
+/** 128 + SIGKILL: how a command the kernel (or a cancel) killed ends. */
+const KILLED_BY_SIGKILL = 137;
 /**
  * How long the output's consumer has kept a command's pumps waiting for room: time the pumps could not read
  * does not count against the drain after exit, or a slow client would cost the output's tail.
@@ -137,6 +140,31 @@ export type ExecAttach = (started: ExecStarted) => void;
 export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
   const record = readyToExec(ctx, name, request);
   const spare = takeSpare(ctx, record);
+  // The kernel counts an OOM kill in the victim's cgroup (v1: only there; v2: up the tree too): the
+  // command's own sub-cgroup, or the VM's for what runs outside one.
+  const counted = [record.cgroupPath, `${record.cgroupPath}/${spare.sub}`];
+  const oomKillsBefore = oomKillsIn(ctx.layout, counted);
+  return markOomKill(await execInSubCgroup(ctx, name, record, request, sink, spare, attach), ctx.layout, counted, oomKillsBefore);
+}
+
+/** The OOM kills counted in these cgroups together; undefined when the kernel does not count them. */
+export function oomKillsIn(layout: DriverContext["layout"], cgroupPaths: string[]): number | undefined {
+  const counts = cgroupPaths.map((path) => readOomKills(layout, path));
+  return counts[0] === undefined ? undefined : counts.reduce<number>((sum, count) => sum + (count ?? 0), 0);
+}
+
+/**
+ * Whether the memory limit killed the command: it ended by SIGKILL (its own, or its shell's report of its
+ * child's: 137) while the OOM kill count of its cgroups rose. Read while its sub-cgroup still exists (it is
+ * tidied after the result).
+ */
+export function markOomKill(result: ExecResult, layout: DriverContext["layout"], cgroupPaths: string[], before: number | undefined): ExecResult {
+  if (result.exitCode !== KILLED_BY_SIGKILL || result.cancelled || result.timedOut || before === undefined) return result;
+  const after = oomKillsIn(layout, cgroupPaths);
+  return after !== undefined && after > before ? { ...result, oomKilled: true } : result;
+}
+
+async function execInSubCgroup(ctx: DriverContext, name: string, record: VmRecord, request: ExecRequest, sink: ExecSink, spare: Spare, attach?: ExecAttach): Promise<ExecResult> {
   // The agent's protocol carries no input: a command with stdin goes to `crun exec`, which pipes it.
   const stdin = request.stdin ? new StdinFeed(request.stdin) : undefined;
   try {

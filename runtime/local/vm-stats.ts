@@ -76,6 +76,17 @@ export function readCgroupStats(layout: CgroupLayout, path: string): VmCgroupSta
   return layout.kind === "v2" ? v2Stats(layout.unifiedRoot, path) : v1Stats(layout.hierarchies, path);
 }
 
+/**
+ * How many processes the kernel's OOM killer has killed in the cgroup at `path` (at its memory limit, which
+ * is the VM's): `oom_kill` of memory.events (v2) or memory.oom_control (v1, Linux 4.13+). Undefined when the
+ * cgroup is gone or the kernel does not count.
+ */
+export function readOomKills(layout: CgroupLayout, path: string): number | undefined {
+  if (layout.kind === "v2") return readKey(`${layout.unifiedRoot}${path}/memory.events`, "oom_kill");
+  const memory = [...layout.hierarchies.entries()].find(([key]) => key.split(",").includes("memory"))?.[1];
+  return memory === undefined ? undefined : readKey(`${memory}${path}/memory.oom_control`, "oom_kill");
+}
+
 /** The filesystem inside the volume's image: used and total bytes, as `df` in the guest shows them. */
 export function readVolumeDisk(dataDir: string): VolumeDiskStats | undefined {
   if (!isMounted(dataDir)) return undefined;

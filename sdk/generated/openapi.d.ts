@@ -729,6 +729,8 @@ export interface components {
             exitCode: number;
             timedOut: boolean;
             cancelled: boolean;
+            /** @description The kernel killed the command at the VM's memory limit (raise it: PUT /api/session-sandbox/:id with resources.memoryMib) */
+            oomKilled: boolean;
         } | {
             /** @constant */
             type: "error";
@@ -757,6 +759,8 @@ export interface components {
             exitCode: number | null;
             timedOut: boolean;
             cancelled: boolean;
+            /** @description The kernel killed it at the VM's memory limit */
+            oomKilled: boolean;
             /** @description Why the runtime failed mid-command, with its code */
             error: string | null;
             /** @description The last 4 KiB of stdout and stderr merged in arrival order, as UTF-8; empty while it runs */
@@ -791,6 +795,8 @@ export interface components {
             exitCode: number | null;
             timedOut: boolean;
             cancelled: boolean;
+            /** @description The kernel killed the command at the VM's memory limit (raise it: PUT /api/session-sandbox/:id with resources.memoryMib) */
+            oomKilled: boolean;
             /** @description When it happened, Unix epoch milliseconds */
             at: number;
         } | {

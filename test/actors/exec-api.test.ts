@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { NotSandboxedError, CwdOutsideMountsError } from "../../sdk/index";
-import { eventually, makeActorFixture, type ActorFixture } from "./fixture";
+import { eventually, makeActorFixture, recordEvents, type ActorFixture } from "./fixture";
 
 let f: ActorFixture;
 let repoA: string;
@@ -90,6 +90,28 @@ describe("exec API", () => {
     expect(other.status).toBe(415);
     expect(await other.text()).toContain("application/vnd.session-sandbox.exec-stdin");
     expect((await f.client.execs.list("ses_a")).execs.length).toBe(before);
+  });
+
+  test("a command killed at the VM's memory limit → oomKilled in its exit, history, exec event and metric; its stderr names the limit and the fix", async () => {
+    await f.client.sessions.register({ id: "ses_oom", directory: repoB });
+    await f.client.sandbox.set("ses_oom", { resources: { memoryMib: 256 } });
+    const recorded = recordEvents(f);
+    try {
+      const killed = await f.client.run("ses_oom", { command: "python3 -c \"b = b'x' * (512 * 1024 * 1024); print('survived')\"", cwd: repoB });
+      expect(killed).toMatchObject({ exitCode: 137, oomKilled: true });
+      expect(killed.stdout).not.toContain("survived");
+      expect(killed.stderr).toContain("session-sandbox: killed by the VM's memory limit (256 MiB); raise it with `session-sandbox resources ses_oom --memory 512M`");
+      const [entry] = (await f.client.execs.list("ses_oom", { limit: 1 })).execs;
+      expect(entry).toMatchObject({ exitCode: 137, oomKilled: true });
+      expect(entry!.outputTail).toContain("killed by the VM's memory limit");
+      await eventually(() => recorded.events.some((e) => e.type === "exec" && e.phase === "finished" && e.rootSessionID === "ses_oom" && e.oomKilled));
+      expect(await (await f.request("GET", "/metrics")).text()).toContain("sandbox_oom_kills_total 1");
+      // A command that exits on its own, or by another SIGKILL, is not marked.
+      expect(await f.client.run("ses_oom", { command: "kill -9 $$", cwd: repoB })).toMatchObject({ exitCode: 137, oomKilled: false });
+    } finally {
+      recorded.stop();
+      await f.client.sessions.delete("ses_oom");
+    }
   });
 
   test("exit codes, stderr, env and timeouts → reported as the guest's", async () => {

@@ -62,7 +62,7 @@ describe("exec: cwd, text/plain, cancel", () => {
     expect(both.headers).toContain("content-type: application/x-ndjson");
     const lines = both.body.trim().split("\n").map((line) => JSON.parse(line));
     expect(lines[0]).toMatchObject({ type: "started", callID: expect.stringMatching(/^[0-9A-Z]{26}$/) });
-    expect(lines.at(-1)).toEqual({ type: "exit", exitCode: 0, timedOut: false, cancelled: false });
+    expect(lines.at(-1)).toEqual({ type: "exit", exitCode: 0, timedOut: false, cancelled: false, oomKilled: false });
   });
 
   test("a refusal with Accept: text/plain → still the JSON error, nothing ran", async () => {

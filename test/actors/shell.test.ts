@@ -105,7 +105,7 @@ describe("shell WebSocket", () => {
     s.connection.resize(50, 120);
     await s.typeUntil("stty size\n", /50 120\r\n/);
     s.connection.write("exit 3\n");
-    expect(await s.connection.exited).toEqual({ exitCode: 3, timedOut: false, cancelled: false });
+    expect(await s.connection.exited).toEqual({ exitCode: 3, timedOut: false, cancelled: false, oomKilled: false });
     await eventually(async () => (await f.client.vms.list()).vms[0]?.runningExecs === 0);
   }, 120_000);
 

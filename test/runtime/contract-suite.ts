@@ -24,6 +24,8 @@ export type ContractTarget = {
    * process set). Either way the host stays within the limits.
    */
   exhaustion?: "process" | "vm";
+  /** msb: a guest's OOM kills happen in its own kernel, which the host cannot read: ExecResult.oomKilled is never set. */
+  reportsOomKills?: false;
   /** The VM's CPU counters read on the host, for runtimes whose guest has no cgroup files to read them from. */
   hostCpuStats?(name: string): CpuStats;
 };
@@ -305,6 +307,7 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
         await sh(driver, vm.name, "echo kept > ~/h");
         const result = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (512 * 1024 * 1024); print('survived')"] });
         expect(result.exitCode).toBe(137);
+        expect(result.oomKilled).toBe(target.reportsOomKills === false ? undefined : true);
         expect(result.stdout).not.toContain("survived");
         expect((await driver.inspect(vm.name))?.status).toBe("stopped");
         await driver.start(vm.name);
@@ -317,11 +320,20 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
         const vm = await driver.create(spec({ memoryMib: 256 }));
         const result = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (512 * 1024 * 1024); print('survived')"] });
         expect(result.exitCode).toBe(target.signalExitCode ?? 137);
+        expect(result.oomKilled).toBe(target.reportsOomKills === false ? undefined : true);
         expect(result.stdout).not.toContain("survived");
         const small = await run(driver, vm.name, { argv: ["python3", "-c", "b = b'x' * (64 * 1024 * 1024); print('ok')"] });
         expect(small.stdout).toBe("ok\n");
+        expect(small.oomKilled).toBeUndefined();
       });
     }
+
+    test("a SIGKILL that is not the memory limit's → exit 137, not marked as killed by the memory limit", async () => {
+      const vm = await driver.create(spec());
+      const result = await sh(driver, vm.name, "kill -9 $$");
+      expect(result.exitCode).toBe(target.signalExitCode ?? 137);
+      expect(result.oomKilled).toBeUndefined();
+    });
 
     test("CPU burner → throttled to the cpus quota (cgroup cpu.stat)", async () => {
       const cpus = target.fractionalCpus === false ? 1 : 0.5;

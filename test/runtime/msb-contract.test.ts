@@ -12,6 +12,7 @@ runtimeContractSuite("msb via the stand-in msb (a fake)", {
   fractionalCpus: false,
   execBootsStopped: true,
   signalExitCode: 255,
+  reportsOomKills: false,
   // The driver's probe reads this host's KVM and replays msb doctor's real verdict: no microVM boots here.
   probeProblemHere: /kvm_pvm|CPU virt/,
 });

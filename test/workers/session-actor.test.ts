@@ -48,7 +48,7 @@ describe("session actor (plain module, in-memory fake driver)", () => {
   test("first command → VM created; the next with the same spec → run at once, no lifecycle call", async () => {
     const h = harness();
     const first = h.exec();
-    expect(await first.done).toEqual({ exitCode: 0, timedOut: false, cancelled: false });
+    expect(await first.done).toEqual({ exitCode: 0, timedOut: false, cancelled: false, oomKilled: false });
     expect(h.output(first.id)).toBe("echo hi");
     const second = h.exec(memorySpec(NAME), command("echo", "again"));
     await second.done;
@@ -96,7 +96,7 @@ describe("session actor (plain module, in-memory fake driver)", () => {
     const busy = h.exec(memorySpec(NAME), command("block"));
     await busy.running;
     const removed = h.call({ type: "remove", reason: "deleted" });
-    expect(await busy.done).toEqual({ exitCode: 130, timedOut: false, cancelled: true });
+    expect(await busy.done).toEqual({ exitCode: 130, timedOut: false, cancelled: true, oomKilled: false });
     await removed;
     expect(h.actor.state()).toMatchObject({ status: "absent", lastStopReason: "deleted" });
     expect(h.driver.volumes.size).toBe(0);
