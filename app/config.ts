@@ -9,6 +9,8 @@ export type Config = {
   dataDir: string;
   port: number;
   hostname: string;
+  /** Where forwarded ports of VMs listen (SANDBOX_FORWARD_HOST): loopback unless set; anything else is reachable by others. */
+  forwardHost: string;
   apiToken: string | undefined;
   envCpus: number | undefined;
   envMemoryMib: number | undefined;
@@ -109,6 +111,7 @@ export function loadConfig(env: Env): Config {
     dataDir,
     port,
     hostname: matching("SANDBOX_HOST", env.SANDBOX_HOST, /^[^\s/]+$/, "give an address or host name of this machine, e.g. 127.0.0.1") ?? "127.0.0.1",
+    forwardHost: matching("SANDBOX_FORWARD_HOST", env.SANDBOX_FORWARD_HOST, /^[0-9A-Fa-f.:]+$/, "give an IP address of this machine, e.g. 127.0.0.1 (the default) or 0.0.0.0 for every interface") ?? "127.0.0.1",
     apiToken: matching("SANDBOX_API_TOKEN", env.SANDBOX_API_TOKEN, TOKEN, "use 16 or more visible ASCII characters (e.g. `openssl rand -base64 32`), or unset it to have one generated", true),
     envCpus: env.SANDBOX_CPUS ? parsePositiveInteger("SANDBOX_CPUS", env.SANDBOX_CPUS) : undefined,
     envMemoryMib: env.SANDBOX_MEMORY ? parseEnvMemory(env.SANDBOX_MEMORY) : undefined,

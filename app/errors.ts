@@ -25,6 +25,9 @@ export const ERROR_CODES = [
   "PATH_NOT_FOUND",
   "FILE_NOT_FOUND",
   "FILE_REFUSED",
+  "PORT_NOT_FORWARDED",
+  "PORT_UNAVAILABLE",
+  "VM_NOT_RUNNING",
   "WORKTREE_UNVERIFIED",
   "VM_CAP_REACHED",
   "RUNTIME_FAILED",
@@ -211,6 +214,27 @@ export class FileNotFoundError extends DomainError {
 export class FileRefusedError extends DomainError {
   constructor(message: string) {
     super(400, "FILE_REFUSED", message);
+  }
+}
+
+/** Thrown when a session has no forward of that port. */
+export class PortNotForwardedError extends DomainError {
+  constructor(rootSessionID: string, port: number) {
+    super(404, "PORT_NOT_FORWARDED", `port ${port} of session ${rootSessionID}'s VM is not forwarded; GET /api/sessions/${rootSessionID}/ports lists what is`);
+  }
+}
+
+/** Thrown when a forward cannot be opened as asked: the host port is taken, or the guest port already forwarded. */
+export class PortUnavailableError extends DomainError {
+  constructor(message: string) {
+    super(409, "PORT_UNAVAILABLE", message);
+  }
+}
+
+/** Thrown when something needs the session's VM running (a port forward) and it is not. */
+export class VmNotRunningError extends DomainError {
+  constructor(rootSessionID: string, what: string) {
+    super(409, "VM_NOT_RUNNING", `session ${rootSessionID}'s VM is not running, so ${what}; run a command in it first (e.g. start the server), then retry`);
   }
 }
 

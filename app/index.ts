@@ -12,6 +12,8 @@ import { settingsRoutes } from "./routes/settings";
 import { execRoutes } from "./routes/exec";
 import { fileRoutes } from "./routes/files";
 import type { FilesService } from "./services/files";
+import { portRoutes } from "./routes/ports";
+import type { PortsService } from "./services/ports";
 import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
 import type { ExecService } from "./services/exec";
@@ -37,6 +39,7 @@ type AppDeps = {
   services: Services;
   execService: ExecService;
   files: FilesService;
+  ports: PortsService;
   maxUploadBytes?: number;
   supervisor: Supervisor;
   images: ImageService;
@@ -51,7 +54,7 @@ type AppDeps = {
   vmStats: VmStatsService;
 };
 
-export function createApp({ services, execService, files, maxUploadBytes, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
+export function createApp({ services, execService, files, ports, maxUploadBytes, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -65,6 +68,7 @@ export function createApp({ services, execService, files, maxUploadBytes, superv
       .use(secretRoutes(services))
       .use(execRoutes(execService))
       .use(fileRoutes(files, maxUploadBytes))
+      .use(portRoutes(ports))
       .use(execHistoryRoutes(services, execService))
       .use(vmRoutes(supervisor, services.users))
       .use(userRoutes(services))

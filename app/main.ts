@@ -57,6 +57,7 @@ async function start() {
     // Each tier boots its own family of image: a rootfs directory or an OCI reference (runtime/tiers/).
     images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, defaultOciImage: config.defaultOciImage, aptSources: config.aptSources },
     sharedDirs: config.sharedDirs,
+    forwardHost: config.forwardHost,
     egressDir: join(config.runtimeDir, "egress"),
     ca,
     upstreamRoots: upstream.roots,

@@ -24,6 +24,7 @@ import { createEgressProxies } from "./services/egress-proxies";
 import { createEgressRevocation } from "./services/egress-revocation";
 import { createExecService } from "./services/exec";
 import { createFilesService } from "./services/files";
+import { createPortsService } from "./services/ports";
 import { freeDiskMib, type HostLimits } from "./services/host-limits";
 import { createLifecycleRelay } from "./services/lifecycle-relay";
 import type { ProtectedDirs } from "./services/mount-deny-list";
@@ -39,6 +40,8 @@ import { createCaBundles } from "./tls/ca-bundles";
 import type { ManagerCa } from "./tls/manager-ca";
 
 type ManagerDeps = {
+  /** The host address forwarded ports listen on (SANDBOX_FORWARD_HOST); default 127.0.0.1, loopback only. */
+  forwardHost?: string;
   /** The largest file upload (PUT /files); default MAX_UPLOAD_BYTES. Tests lower it to see the 413. */
   maxUploadBytes?: number;
   db: Database;
@@ -171,10 +174,12 @@ export function createManager(deps: ManagerDeps) {
     credentials: deps.credentials,
     protectedDirs: deps.protectedDirs,
   });
+  const ports = createPortsService({ exec: execService, sessionSandbox: services.sessionSandbox, supervisor, events, bindHost: deps.forwardHost ?? "127.0.0.1", now });
   const app = createApp({
     services,
     execService,
     files: createFilesService(execService),
+    ports,
     ...(deps.maxUploadBytes === undefined ? {} : { maxUploadBytes: deps.maxUploadBytes }),
     supervisor,
     images,
@@ -194,6 +199,7 @@ export function createManager(deps: ManagerDeps) {
    * reason written down at once (the event subscriber that usually records it may not run again).
    */
   async function shutdown(): Promise<{ stopped: string[]; failed: string[] }> {
+    ports.closeAll();
     const { stopped, failed } = await supervisor.shutdown();
     const at = now();
     for (const record of stopped) {
@@ -207,7 +213,7 @@ export function createManager(deps: ManagerDeps) {
     await egress.closeAll();
     return { stopped: stopped.map((record) => record.vmName), failed };
   }
-  return { app, services, supervisor, execService, events, metrics, egress, images, ca: deps.ca, caBundles, shutdown };
+  return { app, services, supervisor, execService, ports, events, metrics, egress, images, ca: deps.ca, caBundles, shutdown };
 }
 
 export type Manager = ReturnType<typeof createManager>;

@@ -32,6 +32,8 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   command("exec", "run a command in a session's VM, streaming its output"),
   command("shell", "an interactive shell in a session's VM"),
   command("cp", "copy files into or out of a session's VM, like docker cp"),
+  command("port-forward", "forward a port of a session's VM (a dev server) to this host"),
+  command("ports", "the forwarded ports of a session's VM; close one"),
   command("logs", "a session's command history: exit code, duration, output tail"),
   command("stats", "CPU, memory, pids and disk per VM"),
   command("events", "the manager's events: VMs, commands, images, sessions"),
@@ -42,10 +44,13 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   command("completion", "a completion script for bash, zsh or fish"),
 ]);
 
+/** The widest name and two spaces: every summary starts in one column. */
+const NAME_WIDTH = Math.max(...[...SUBCOMMANDS.keys()].map((name) => name.length)) + 2;
+
 const USAGE = `usage: session-sandbox <command> [arguments] [--json] [--help]
        session-sandbox --version
 
-${[...SUBCOMMANDS].map(([name, { summary }]) => `  ${name.padEnd(10)}${summary}`).join("\n")}
+${[...SUBCOMMANDS].map(([name, { summary }]) => `  ${name.padEnd(NAME_WIDTH)}${summary}`).join("\n")}
 
 \`session-sandbox <command> --help\` describes a command. Every command talks to the manager only
 (SANDBOX_URL, SANDBOX_API_TOKEN): none of them runs a program of this host.

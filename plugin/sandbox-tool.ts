@@ -1,5 +1,7 @@
-// The read-only `sandbox` tool for the model: the session's sandbox status (mode, VM, resources, network
-// policy, which provider would run its commands) and help. It only reads; the model cannot change anything.
+// The `sandbox` tool for the model: the session's sandbox status (mode, VM, resources, network policy,
+// which provider would run its commands), help, and forwarded ports. It cannot change the sandbox; the one
+// thing it opens is a port forward, inbound only and on the host's loopback (unless the operator chose
+// another address), so that the model can give the user the URL of a dev server it started in the VM.
 import { tool } from "@opencode-ai/plugin";
 import { inspectClaims } from "../sdk/index";
 import { instanceFor, managerOf } from "./provider";
@@ -9,7 +11,8 @@ const HELP = `Sandbox help (session-sandbox)
 - When this session is sandboxed, every shell command (the bash tool and the user's ! shell mode) runs in the session's own VM. Subagent sessions share their root session's VM.
 - The VM sees the repository at the same absolute path, plus shared OpenCode directories; nothing else of the host. /tmp is private. No network unless the sandbox policy allows it.
 - If the sandbox cannot be reached or fails, commands are refused with the reason. They are never run on the host instead: report the reason to the user rather than trying to work around it.
-- Only the user can turn the sandbox on or off or change its CPUs, memory and network policy (through the manager's API, SDK or admin scripts: PUT /api/session-sandbox/<session id>). This tool cannot change anything.`;
+- A server you start in the VM (npm run dev, python3 -m http.server 8000) listens inside the VM only. To let the user open it, start it in the background, then call this tool with action "forward" and its port: the answer is a URL on the user's machine. Forwards close when the VM stops.
+- Only the user can turn the sandbox on or off or change its CPUs, memory and network policy (through the manager's API, SDK or admin scripts: PUT /api/session-sandbox/<session id>). This tool cannot change them.`;
 
 type Line = [string, unknown];
 type View = Awaited<ReturnType<ReturnType<typeof managerOf>["sandbox"]["get"]>>;
@@ -23,12 +26,15 @@ function describeNetworkPolicy(policy: View["network"]["effective"]): string {
 
 export function createSandboxTool(sessions: SessionTracker) {
   return tool({
-    description: "Shows this session's sandbox status (mode, VM, resources, network policy, provider) or help. Read-only: it cannot change the sandbox.",
+    description:
+      "Shows this session's sandbox status (mode, VM, resources, network policy, provider) or help; forwards a port of the session's VM (a dev server you started there) to the user's machine and answers its URL, or lists the forwards. It cannot change the sandbox itself.",
     args: {
-      action: tool.schema.enum(["status", "help"]).optional().describe("status (default) or help"),
+      action: tool.schema.enum(["status", "help", "forward", "ports"]).optional().describe("status (default), help, forward (a port of the VM: give `port`) or ports (the forwards)"),
+      port: tool.schema.number().int().min(1).max(65535).optional().describe("with forward: the port the server listens on inside the VM"),
     },
     async execute(args, context) {
       if (args.action === "help") return HELP;
+      if (args.action === "forward" || args.action === "ports") return forwardTool(sessions, args.action, args.port, context);
       const instance = instanceFor(context.directory);
       const lines: Line[] = [["session", context.sessionID]];
       try {
@@ -58,4 +64,23 @@ export function createSandboxTool(sessions: SessionTracker) {
       return { title: "sandbox status", output, metadata: { readOnly: true } };
     },
   });
+}
+
+/** The forward and ports actions: the URL to give the user, or why there is none. */
+async function forwardTool(sessions: SessionTracker, action: "forward" | "ports", port: number | undefined, context: { sessionID: string; directory: string }) {
+  const manager = managerOf(instanceFor(context.directory));
+  try {
+    await sessions.ensureRegistered(context.sessionID);
+    if (action === "ports") {
+      const { ports } = await manager.ports.list(context.sessionID);
+      const output = ports.length === 0 ? "no port of this session's VM is forwarded" : ports.map((p) => `VM port ${p.port} → ${p.url}`).join("\n");
+      return { title: "forwarded ports", output, metadata: { ports } };
+    }
+    if (port === undefined) return { title: "forward", output: "give the port the server listens on inside the VM, e.g. port: 8000", metadata: {} };
+    const existing = (await manager.ports.list(context.sessionID)).ports.find((p) => p.port === port);
+    const forward = existing ?? (await manager.ports.open(context.sessionID, { port }));
+    return { title: `port ${port} forwarded`, output: `VM port ${port} is reachable at ${forward.url} on the user's machine (give the user this URL). It closes when the VM stops.`, metadata: { forward } };
+  } catch (error) {
+    return { title: "forward failed", output: `the port could not be forwarded: ${(error as Error).message}`, metadata: {} };
+  }
 }

@@ -45,6 +45,13 @@ export interface SandboxClient {
     /** Writes a file (parents made, `mode` e.g. "0755"), or with `tar` unpacks a tar into the directory `path`. */
     write(sessionId: string, path: string, data: string | Uint8Array | ReadableStream<Uint8Array>, options?: WriteFileOptions): Promise<FileWritten>;
   };
+  /** Ports of the session's VM forwarded to the manager's host (loopback by default): a dev server's URL. */
+  ports: {
+    /** Forwards `port` of the VM to `hostPort` (default: a free one); answers the URL. The VM must be running. */
+    open(sessionId: string, request: Api.RequestBody<"openPort">): Promise<Api.Answer<"openPort">>;
+    list(sessionId: string): Promise<Api.Answer<"listPorts">>;
+    close(sessionId: string, port: number): Promise<Api.Answer<"closePort">>;
+  };
   /** An interactive shell on a PTY in the session's VM, over a WebSocket (not through `fetcher`). */
   shell(sessionId: string, options: ShellOptions): ShellConnection;
   execs: {
@@ -160,6 +167,11 @@ export function createClient(options: ClientOptions): SandboxClient {
       read: async (sessionId, path, readOptions) => new Uint8Array(await new Response((await openFile({ url, token, fetcher }, sessionId, path, readOptions)).body).arrayBuffer()),
       open: (sessionId, path, readOptions) => openFile({ url, token, fetcher }, sessionId, path, readOptions),
       write: (sessionId, path, data, writeOptions) => writeFile({ url, token, fetcher }, sessionId, path, data, writeOptions),
+    },
+    ports: {
+      open: (sessionId, request) => unwrap(() => api.sessions({ id: segment(sessionId) }).ports.post(request), url),
+      list: (sessionId) => unwrap(() => api.sessions({ id: segment(sessionId) }).ports.get(), url),
+      close: (sessionId, port) => unwrap(() => api.sessions({ id: segment(sessionId) }).ports({ port: String(port) }).delete(), url),
     },
     shell: (sessionId, shellOptions) => openShell({ url, token }, sessionId, shellOptions),
     execs: {

@@ -57,6 +57,12 @@ export class PathNotFoundError extends SandboxError {}
 export class FileNotFoundError extends SandboxError {}
 /** Thrown when a file cannot be read or written in a session's VM as asked; the message says why. */
 export class FileRefusedError extends SandboxError {}
+/** Thrown when a session has no forward of that port. */
+export class PortNotForwardedError extends SandboxError {}
+/** Thrown when a forward cannot be opened: the host port is taken, or the guest port is forwarded already. */
+export class PortUnavailableError extends SandboxError {}
+/** Thrown when a port forward needs the session's VM running and it is not. */
+export class VmNotRunningError extends SandboxError {}
 /** Thrown when a linked worktree's back-link to its main repository does not verify. */
 export class WorktreeUnverifiedError extends SandboxError {}
 /** Thrown when the cap of running VMs is reached and none can be evicted; the message names the holders. */
@@ -131,6 +137,9 @@ const CLASS_BY_CODE = {
   PATH_NOT_FOUND: PathNotFoundError,
   FILE_NOT_FOUND: FileNotFoundError,
   FILE_REFUSED: FileRefusedError,
+  PORT_NOT_FORWARDED: PortNotForwardedError,
+  PORT_UNAVAILABLE: PortUnavailableError,
+  VM_NOT_RUNNING: VmNotRunningError,
   WORKTREE_UNVERIFIED: WorktreeUnverifiedError,
   VM_CAP_REACHED: VmCapReachedError,
   RUNTIME_FAILED: RuntimeFailedError,

@@ -43,6 +43,18 @@ export type PublishedEvent =
       at: number;
     }
   | {
+      /** A forward of a port of a session's VM opened, or closed (asked to, or its VM stopped running). */
+      type: "port";
+      phase: "opened" | "closed";
+      reason: "closed" | "vm-stopped" | null;
+      rootSessionID: string;
+      vmName: string;
+      port: number;
+      hostPort: number;
+      url: string;
+      at: number;
+    }
+  | {
       /** A session was registered (a repeat of an identical registration is not an event). */
       type: "session";
       phase: "registered";

@@ -46,6 +46,7 @@ const TAGS = [
   { name: "session-sandbox", description: "A session's sandbox: toggle, resources, network, image, secret grants" },
   { name: "settings", description: "Server-wide sandbox settings" },
   { name: "exec", description: "Commands run in a session's VM" },
+  { name: "ports", description: "Ports of a session's VM forwarded to the manager's host (inbound only)" },
   { name: "files", description: "Files read from and written into a session's VM (resolved inside it)" },
   { name: "vms", description: "The VMs the manager knows" },
   { name: "users", description: "Host users with a token of their own: their sessions only (docs/non-root.md)" },

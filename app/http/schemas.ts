@@ -10,7 +10,7 @@ export const ErrorBody = t.Object(
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 
-const SessionId = t.String({
+export const SessionId = t.String({
   minLength: 1,
   maxLength: 128,
   pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$",

@@ -80,6 +80,21 @@ export const SandboxEvent = Type.Union(
     Type.Object(
       {
         id,
+        type: Type.Literal("port"),
+        phase: literals("opened", "closed"),
+        reason: nullable(literals("closed", "vm-stopped")),
+        rootSessionID: Type.String(),
+        vmName: Type.String(),
+        port: Type.Integer({ description: "The port inside the VM" }),
+        hostPort: Type.Integer({ description: "The port on the manager's host" }),
+        url: Type.String(),
+        at,
+      },
+      { description: "A forward of a port of a session's VM opened, or closed (asked to, or its VM stopped running)" },
+    ),
+    Type.Object(
+      {
+        id,
         type: Type.Literal("session"),
         phase: Type.Literal("registered"),
         sessionID: Type.String(),

@@ -2,6 +2,7 @@
 // (app/services/files.ts resolves every path inside the VM). GET with `Accept: application/x-tar` answers a
 // tar (a directory's contents, or the one file); PUT with `Content-Type: application/x-tar` unpacks one into
 // the directory `path`. Uploads stream to the VM as the command there takes them, up to MAX_UPLOAD_BYTES.
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { UnsupportedMediaTypeError } from "../errors";
 import { MAX_STDIN_BYTES } from "../http/exec-body";
@@ -21,7 +22,7 @@ const WriteQuery = t.Object({
   path: FilePath,
   mode: t.Optional(t.String({ pattern: "^[0-7]{3,4}$", description: "Octal permissions, e.g. 0755; default: the replaced file's, else 0644 less the VM's umask" })),
 });
-const FileWritten = t.Object({ path: t.String(), bytes: t.Integer({ description: "Bytes taken from the body" }) });
+const FileWritten = t.Object({ path: t.String(), bytes: Type.Integer({ description: "Bytes taken from the body" }) });
 
 /** Whether the client asked for a tar: `Accept: application/x-tar` (or `?format=tar`-less clients: none). */
 function wantsTar(accept: string | null): boolean {

@@ -35,6 +35,8 @@ export type PreparedExec = {
   proxyRules: SecretRule[];
   /** What the history shows instead of the command: for the manager's own commands (files.ts). */
   historyLabel?: string;
+  /** Neither in the history nor in the events: a forwarded port's connection (ports.ts), one per TCP connection. */
+  quiet?: true;
 };
 
 /** Where a session's isolation choice runs here: its tier, or why none can. */

@@ -65,7 +65,9 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         command: prepared.command,
         callID: prepared.callID,
         signal: abort.signal,
+        ...(prepared.quiet ? { quiet: true as const } : {}),
         onStarted: () => {
+          if (prepared.quiet) return hooks.onStarted();
           record = unlessFailing(() => history.start({
             id: entry.historyId,
             rootSessionID: prepared.rootSessionID,

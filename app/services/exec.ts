@@ -74,9 +74,9 @@ export function createExecService(deps: ExecServiceDeps) {
    * One of the manager's own commands in the session's VM (files.ts): `argv` as given, in the session's
    * directory, shown in the history as `label`. Prepared, refused and run exactly as an agent's command.
    */
-  async function startManaged(sessionId: string, request: { argv: string[]; label: string }, hooks: Omit<ExecHooks, "onStarted">): Promise<StartedExec> {
+  async function startManaged(sessionId: string, request: { argv: string[]; label: string; quiet?: true }, hooks: Omit<ExecHooks, "onStarted">): Promise<StartedExec> {
     const base = await preparer.prepare(sessionId, { command: request.label }).catch(refused);
-    const prepared: PreparedExec = { ...base, command: { ...base.command, argv: request.argv }, historyLabel: request.label };
+    const prepared: PreparedExec = { ...base, command: { ...base.command, argv: request.argv }, historyLabel: request.label, ...(request.quiet ? { quiet: true as const } : {}) };
     await egress.openFor(prepared, "the command was not run").catch(refused);
     return run(prepared, hooks);
   }

@@ -4,7 +4,7 @@ import type { VmInfo, VmSpec } from "../../runtime/driver";
 import { ActorCallError, type OnChunk } from "../../workers/actor-handle";
 import { createActorRegistry, type OpenActor } from "../../workers/actor-registry";
 import { sendStdin } from "./stdin-sender";
-import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason } from "../../workers/protocol";
+import type { ActorState, DriverConfig, ExecCommand, ExecOutcome, StopReason, VmStatus } from "../../workers/protocol";
 import { NotSandboxedError, RuntimeFailedError, ShuttingDownError, VmCapReachedError, VmNotFoundError } from "../errors";
 import type { EventBus } from "../events/event-bus";
 import type { Logger } from "../log";
@@ -51,6 +51,8 @@ type ExecInput = {
   onTerminal?(terminal: TerminalControl): void;
   /** The command's standard input (read as fast as the command takes it); absent: /dev/null. */
   stdin?: ReadableStream<Uint8Array>;
+  /** No exec events or metrics: a forwarded port's connection (app/services/ports.ts). */
+  quiet?: true;
 };
 
 export type TerminalControl = { input(data: Uint8Array | null): void; resize(rows: number, cols: number): void };
@@ -70,6 +72,8 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
   /** Set by shutdown(): no command is handed to an actor any more, so none can boot a VM being stopped. */
   let shuttingDown = false;
+  /** Told of every status change of every VM (ports.ts closes a VM's forwards once it stops running). */
+  const statusWatchers: ((vmName: string, status: VmStatus) => void)[] = [];
   function onActorState(state: ActorState): void {
     let record = records.get(state.vmName);
     if (!record) {
@@ -78,7 +82,9 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       records.set(state.vmName, record);
     }
     report.transition(record, record.status, state);
+    const changed = record.status !== state.status;
     record.status = state.status;
+    if (changed) for (const watcher of statusWatchers) watcher(state.vmName, state.status);
     record.spec = state.spec;
     record.createdAt = state.createdAt;
     record.lastStopReason = state.lastStopReason;
@@ -156,7 +162,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       let startedAt = 0;
       const onStarted = () => {
         startedAt = performance.now();
-        events.publish({ ...execEvent, phase: "started", exitCode: null, timedOut: false, cancelled: false, oomKilled: false, at: now() });
+        if (!input.quiet) events.publish({ ...execEvent, phase: "started", exitCode: null, timedOut: false, cancelled: false, oomKilled: false, at: now() });
         input.onStarted();
         // Aborted while it waited for its VM: the actor knows the command only from now on, so cancel it now.
         if (input.signal?.aborted) cancel();
@@ -171,6 +177,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       });
       void done.then(
         (outcome) => {
+          if (input.quiet) return;
           const kind = outcome.timedOut ? "timeout" : outcome.cancelled ? "cancelled" : outcome.exitCode === 0 ? "ok" : "nonzero";
           metrics()?.execs.inc({ outcome: kind });
           if (outcome.oomKilled) metrics()?.oomKills.inc();
@@ -178,6 +185,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
           events.publish({ ...execEvent, phase: "finished", ...outcome, at: now() });
         },
         () => {
+          if (input.quiet) return;
           metrics()?.execs.inc({ outcome: "failed" });
           events.publish({ ...execEvent, phase: "finished", exitCode: null, timedOut: false, cancelled: false, oomKilled: false, at: now() });
         },
@@ -317,6 +325,11 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       await remove(vmName, "manual");
     },
     list: (): VmRecord[] => [...records.values()].map((r) => ({ ...r })),
+    /** The VM's status as its actor last reported it; undefined for a VM the supervisor does not know. */
+    statusOf: (vmName: string): VmStatus | undefined => records.get(vmName)?.status,
+    watchStatus(watcher: (vmName: string, status: VmStatus) => void): void {
+      statusWatchers.push(watcher);
+    },
     runningCount: () => [...records.values()].filter((r) => r.status === "running").length,
     namesForRoots: (rootSessionIDs: Set<string>) => [...records.values()].filter((r) => r.rootSessionID && rootSessionIDs.has(r.rootSessionID)).map((r) => r.vmName),
     allNames: () => [...records.keys()],

@@ -30,7 +30,7 @@ function describeEvent(event: Published): string {
     case "vm":
       return `${event.vmName} ${event.status}${event.reason ? ` (${event.reason})` : ""}${event.rootSessionID ? ` session=${event.rootSessionID}` : ""}`;
     case "exec": {
-      const ended = event.phase === "finished" ? (event.timedOut ? " timed out" : event.cancelled ? " cancelled" : event.exitCode === null ? " failed" : ` exit=${event.exitCode}`) : "";
+      const ended = event.phase === "finished" ? (event.timedOut ? " timed out" : event.cancelled ? " cancelled" : event.exitCode === null ? " failed" : ` exit=${event.exitCode}${event.oomKilled ? " (memory limit)" : ""}`) : "";
       return `${event.phase}${ended} call=${event.callID ?? "-"} vm=${event.vmName} session=${event.rootSessionID}`;
     }
     case "image":
@@ -43,6 +43,8 @@ function describeEvent(event: Published): string {
       return `${event.rootSessionID} ${event.sandboxed ? "on" : "off"}`;
     case "settings":
       return `changed: ${event.keys.join(", ")}`;
+    case "port":
+      return `${event.port} ${event.phase}${event.reason ? ` (${event.reason})` : ""} ${event.url} vm=${event.vmName} session=${event.rootSessionID}`;
   }
 }
 

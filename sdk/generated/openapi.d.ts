@@ -164,6 +164,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{id}/ports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's forwarded ports */
+        get: operations["listPorts"];
+        put?: never;
+        /** Forward a port of the session's VM to the manager's host (loopback by default); TCP, so HTTP, WebSockets and SSE alike */
+        post: operations["openPort"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}/ports/{port}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Close a forward: its listener and its connections */
+        delete: operations["closePort"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{id}/execs": {
         parameters: {
             query?: never;
@@ -482,7 +517,7 @@ export interface components {
              * @default UNAUTHORIZED
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "FILE_NOT_FOUND" | "FILE_REFUSED" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
+            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "FILE_NOT_FOUND" | "FILE_REFUSED" | "PORT_NOT_FORWARDED" | "PORT_UNAVAILABLE" | "VM_NOT_RUNNING" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
             message: string;
         };
         Health: {
@@ -823,6 +858,24 @@ export interface components {
             host: string;
             rootSessionID: string;
             vmName: string;
+            /** @description When it happened, Unix epoch milliseconds */
+            at: number;
+        } | {
+            /** @description The event's id, a monotonic ULID: send it back as Last-Event-ID (or ?since=) to resume after it */
+            id: string;
+            /** @constant */
+            type: "port";
+            /** @enum {string} */
+            phase: "opened" | "closed";
+            /** @enum {string|null} */
+            reason: "closed" | "vm-stopped" | null;
+            rootSessionID: string;
+            vmName: string;
+            /** @description The port inside the VM */
+            port: number;
+            /** @description The port on the manager's host */
+            hostPort: number;
+            url: string;
             /** @description When it happened, Unix epoch milliseconds */
             at: number;
         } | {
@@ -1790,7 +1843,7 @@ export interface operations {
                     "application/json": {
                         path: string;
                         /** @description Bytes taken from the body */
-                        bytes: string | number;
+                        bytes: number;
                     };
                 };
             };
@@ -1868,6 +1921,269 @@ export interface operations {
             };
             /** @description What was wrong and what to do about it */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listPorts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ports: {
+                            /** @description The port inside the VM */
+                            port: number;
+                            /** @description The port on the manager's host */
+                            hostPort: number;
+                            /** @description http://<host>:<hostPort>/, for a browser */
+                            url: string;
+                            /** @description Unix epoch milliseconds */
+                            openedAt: number;
+                            /** @description Connections relayed right now */
+                            connections: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    openPort: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    port: number;
+                    /** @description Default: a free port */
+                    hostPort?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The port inside the VM */
+                        port: number;
+                        /** @description The port on the manager's host */
+                        hostPort: number;
+                        /** @description http://<host>:<hostPort>/, for a browser */
+                        url: string;
+                        /** @description Unix epoch milliseconds */
+                        openedAt: number;
+                        /** @description Connections relayed right now */
+                        connections: number;
+                    };
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    closePort: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                port: string | number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The port inside the VM */
+                        port: number;
+                        /** @description The port on the manager's host */
+                        hostPort: number;
+                        /** @description http://<host>:<hostPort>/, for a browser */
+                        url: string;
+                        /** @description Unix epoch milliseconds */
+                        openedAt: number;
+                        /** @description Connections relayed right now */
+                        connections: number;
+                    };
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

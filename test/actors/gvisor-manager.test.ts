@@ -83,6 +83,17 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
     expect(direct.stdout).toContain("exit=7"); // the guest's loopback is the Sentry's own
   });
 
+  test("stdin, files and a forwarded port → work on gVisor as on the container tier (each runs through runsc exec)", async () => {
+    const piped = await client.run("ses_gvisor", { command: "sha256sum", cwd: repo, stdin: "piped into gVisor\n" });
+    expect(piped.stdout.split(" ")[0]).toBe(new Bun.CryptoHasher("sha256").update("piped into gVisor\n").digest("hex"));
+    const data = randomBytes(256 * 1024);
+    await client.files.write("ses_gvisor", "/home/agent/blob.bin", data);
+    expect(Buffer.from(await client.files.read("ses_gvisor", "/home/agent/blob.bin")).equals(data)).toBe(true);
+    await client.run("ses_gvisor", { command: "mkdir -p /tmp/www && echo from-gvisor > /tmp/www/index.html && (cd /tmp/www && python3 -m http.server 8130 >/dev/null 2>&1 &) && sleep 1", cwd: repo });
+    const forward = await client.ports.open("ses_gvisor", { port: 8130 });
+    expect(await (await fetch(forward.url)).text()).toBe("from-gvisor\n");
+  });
+
   test("delete → no VM, volume, mount or runsc process is left", async () => {
     const vmName = (await client.sandbox.get("ses_gvisor")).vmName;
     await client.sessions.delete("ses_gvisor");

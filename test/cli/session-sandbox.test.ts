@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import { eventually } from "../actors/fixture";
+import { parseForward } from "../../cli/commands/ports";
 import { parseJson, ROOT, startAdminManager, type AdminManager, type ScriptResult } from "../admin/fixture";
 
 let m: AdminManager;
@@ -250,6 +251,25 @@ describe("what a docker user types first", () => {
     expect(dirOut.stderr).toContain("| tar -x -C");
     expect((await cli(["cp", elsewhere, "ses_cli:/tmp/x"])).stderr).toContain("tar -C");
     expect((await cli(["cp", "ses_cli:relative", back])).stderr).toContain("must be absolute");
+  });
+
+  test("port-forward → the URL of a server in the VM, which answers from this host; ports lists it; --close ends it", async () => {
+    await cli(["exec", "ses_cli", "mkdir -p /tmp/www && echo from-vm > /tmp/www/index.html && (cd /tmp/www && python3 -m http.server 8124 >/dev/null 2>&1 &) && sleep 1"]);
+    const opened = await cli(["port-forward", "ses_cli", ":8124", "--json"]);
+    expect(opened.exitCode).toBe(0);
+    const { forward } = JSON.parse(opened.stdout) as { forward: { url: string; hostPort: number } };
+    expect(await (await fetch(forward.url)).text()).toBe("from-vm\n");
+    expect((await cli(["ports", "ses_cli"])).stdout).toContain(forward.url);
+    expect(await cli(["ports", "ses_cli", "--close", "8124"])).toMatchObject({ exitCode: 0, stdout: expect.stringContaining("closed") });
+    expect(await fetch(forward.url).catch((e: unknown) => e)).toBeInstanceOf(Error);
+    expect((await cli(["port-forward", "ses_cli", "x:8124"])).stderr).toContain("HOST_PORT");
+  });
+
+  test("port-forward's [HOST_PORT:]PORT → host first, as docker -p and kubectl port-forward", () => {
+    expect(parseForward("8000")).toEqual({ port: 8000, hostPort: 8000 });
+    expect(parseForward("9000:8000")).toEqual({ port: 8000, hostPort: 9000 });
+    expect(parseForward(":8000")).toEqual({ port: 8000 });
+    expect(() => parseForward("70000")).toThrow("not a port");
   });
 
   test("stats, logs and rm take a session id or a VM name alike", async () => {

@@ -93,6 +93,9 @@ describe("the README's quickstart", () => {
     const repo = join(tmp, "quickstart-repo");
     expect(existsSync(join(repo, ".git"))).toBe(true);
     expect(stdout.split("\n")).toContain(repo);
+    // Piped input reached the command; the forward printed a URL on this host.
+    expect(stdout).toContain("TYPED ON THE HOST\n");
+    expect(stdout).toMatch(/VM port 8000 → http:\/\/127\.0\.0\.1:\d+\//);
     // The last block deleted the session.
     expect(await manager.client.sessions.get("ses_quickstart").catch((error) => error)).toBeInstanceOf(SessionNotFoundError);
   }, 300_000);

@@ -44,6 +44,8 @@ function reply(body: MockLlm["requests"][number]): string {
   if (run && offered.has("bash")) return call("bash", { command: run[1]!.trim(), description: "scripted command" });
   const task = /TASK:([\s\S]+)$/.exec(text);
   if (task && offered.has("task")) return call("task", { description: "scripted subagent", prompt: `RUN:${task[1]!.trim()}`, subagent_type: "general" });
+  const forward = /SANDBOX_FORWARD:(\d+)/.exec(text);
+  if (forward && offered.has("sandbox")) return call("sandbox", { action: "forward", port: Number(forward[1]) });
   const status = /SANDBOX_STATUS/.test(text);
   if (status && offered.has("sandbox")) return call("sandbox", { action: "status" });
   return chunk({ content: "Mock title" }, null) + chunk({}, "stop", true);

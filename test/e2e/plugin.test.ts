@@ -43,7 +43,7 @@ describe("opencode plugin, sandboxed session", () => {
   let sessionID: string;
   let vmName: string;
 
-  test("the model sees our bash tool (same arguments as the built-in) and the read-only sandbox tool", async () => {
+  test("the model sees our bash tool (same arguments as the built-in) and the sandbox tool", async () => {
     sessionID = await createSession(oc);
     const parts = await prompt(oc, sessionID, "RUN:echo ready");
     expect(parts[0]?.state.status).toBe("completed");
@@ -94,13 +94,24 @@ describe("opencode plugin, sandboxed session", () => {
     expect(await manager.client.sessions.get(children[0]!.id)).toMatchObject({ parentID: sessionID, rootSessionID: sessionID });
   });
 
-  test("the sandbox tool → reports status read-only", async () => {
+  test("the sandbox tool → reports the status", async () => {
     const [part] = await prompt(oc, sessionID, "SANDBOX_STATUS");
     expect(part?.tool).toBe("sandbox");
     expect(part?.state.output).toContain("sandboxed: true");
     expect(part?.state.output).toContain(vmName);
     expect(part?.state.output).toContain("provider session-sandbox: claims (default)");
     expect(part?.state.output).toContain("network: none (no network access)\nnetwork policy source: settings default");
+  });
+
+  test("a server the agent starts in the VM → the sandbox tool forwards its port and answers a URL the user's browser (here fetch) opens", async () => {
+    const [started] = await prompt(oc, sessionID, "RUN:mkdir -p /tmp/site && echo served-from-the-vm > /tmp/site/index.html && (cd /tmp/site && python3 -m http.server 8765 >/dev/null 2>&1 &) && sleep 1");
+    expect(started?.state.status).toBe("completed");
+    const [part] = await prompt(oc, sessionID, "SANDBOX_FORWARD:8765");
+    expect(part?.tool).toBe("sandbox");
+    const url = /http:\/\/127\.0\.0\.1:\d+\//.exec(part?.state.output ?? "")?.[0];
+    expect(url).toBeDefined();
+    expect(await (await fetch(url!)).text()).toBe("served-from-the-vm\n");
+    await manager.client.ports.close(sessionID, 8765);
   });
 
   test("toggle off through the SDK → the next command runs on the host; toggle on → a fresh VM", async () => {

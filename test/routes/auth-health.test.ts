@@ -68,7 +68,7 @@ describe("OpenAPI", () => {
     t = makeTestApp();
     const doc = (await (await t.request("GET", "/api/openapi.json")).json()) as { paths: Record<string, Record<string, { responses: object }>> };
     expect(Object.keys(doc.paths).sort()).toEqual(
-      ["/api/doctor", "/api/events", "/api/health", "/metrics", "/api/session-sandbox/{id}", "/api/sessions", "/api/sessions/{id}", "/api/sessions/{id}/exec", "/api/sessions/{id}/files", "/api/sessions/{id}/shell", "/api/sessions/{id}/execs", "/api/sessions/{id}/execs/{callID}/cancel", "/api/settings/sandbox", "/api/settings/sandbox/defaults", "/api/vms", "/api/vms/sweep", "/api/vms/{name}", "/api/vms/stats", "/api/vms/{name}/stats", "/api/images", "/api/images/prune", "/api/images/{image}", "/api/ca", "/api/ca/rotate", "/api/secrets", "/api/users", "/api/users/{name}"].sort(),
+      ["/api/doctor", "/api/events", "/api/health", "/metrics", "/api/session-sandbox/{id}", "/api/sessions", "/api/sessions/{id}", "/api/sessions/{id}/exec", "/api/sessions/{id}/files", "/api/sessions/{id}/ports", "/api/sessions/{id}/ports/{port}", "/api/sessions/{id}/shell", "/api/sessions/{id}/execs", "/api/sessions/{id}/execs/{callID}/cancel", "/api/settings/sandbox", "/api/settings/sandbox/defaults", "/api/vms", "/api/vms/sweep", "/api/vms/{name}", "/api/vms/stats", "/api/vms/{name}/stats", "/api/images", "/api/images/prune", "/api/images/{image}", "/api/ca", "/api/ca/rotate", "/api/secrets", "/api/users", "/api/users/{name}"].sort(),
     );
     expect(Object.keys(doc.paths["/api/session-sandbox/{id}"]!.put!.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "413", "415", "422"]);
   });
