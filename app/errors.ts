@@ -88,6 +88,13 @@ export class MalformedExecBodyError extends DomainError {
   }
 }
 
+/** Thrown for a background command with input: nobody would be there to send it as it runs. */
+export class BackgroundWithStdinError extends DomainError {
+  constructor() {
+    super(400, "MALFORMED_BODY", "a background command takes no stdin (nothing feeds it once the request is answered); write the input to a file in the VM (PUT …/files) and read it there");
+  }
+}
+
 /** Thrown when a body arrives with a content type other than JSON. */
 export class UnsupportedMediaTypeError extends DomainError {
   /** `accepted`: the media types the route takes. */

@@ -13,6 +13,7 @@ import { execRoutes } from "./routes/exec";
 import { fileRoutes } from "./routes/files";
 import type { FilesService } from "./services/files";
 import { portRoutes } from "./routes/ports";
+import { processRoutes } from "./routes/processes";
 import type { PortsService } from "./services/ports";
 import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
@@ -70,6 +71,7 @@ export function createApp({ services, execService, files, ports, maxUploadBytes,
       .use(fileRoutes(files, maxUploadBytes))
       .use(portRoutes(ports))
       .use(execHistoryRoutes(services, execService))
+      .use(processRoutes(services, execService))
       .use(vmRoutes(supervisor, services.users))
       .use(userRoutes(services))
       .use(imageRoutes(images))

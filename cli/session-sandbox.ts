@@ -32,6 +32,8 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   command("exec", "run a command in a session's VM, streaming its output"),
   command("shell", "an interactive shell in a session's VM"),
   command("cp", "copy files into or out of a session's VM, like docker cp"),
+  command("ps", "the commands running in a session's VM, background ones too"),
+  command("kill", "end a running command and its whole tree in the VM"),
   command("port-forward", "forward a port of a session's VM (a dev server) to this host"),
   command("ports", "the forwarded ports of a session's VM; close one"),
   command("logs", "a session's command history: exit code, duration, output tail"),

@@ -9,6 +9,7 @@ import { ManagerUnreachableError, toSdkError } from "./errors";
 import { eventStream, type EventStreamOptions } from "./events";
 import { execStream, runCollected, type ExecEvent, type ExecRequest, type RunResult } from "./exec";
 import { openFile, writeFile, type FileWritten, type OpenedFile, type ReadFileOptions, type WriteFileOptions } from "./files";
+import { processLogs, startBackground, type BackgroundStarted, type ProcessList, type ProcessLogEvent } from "./processes";
 import { openShell, type ShellConnection, type ShellOptions } from "./shell";
 
 export type { ClientOptions };
@@ -44,6 +45,16 @@ export interface SandboxClient {
     open(sessionId: string, path: string, options?: ReadFileOptions): Promise<OpenedFile>;
     /** Writes a file (parents made, `mode` e.g. "0755"), or with `tar` unpacks a tar into the directory `path`. */
     write(sessionId: string, path: string, data: string | Uint8Array | ReadableStream<Uint8Array>, options?: WriteFileOptions): Promise<FileWritten>;
+  };
+  /** Commands running in the session's VM: background ones (a dev server, a watcher) and foreground ones in progress. */
+  processes: {
+    /** Starts a command in the background and answers its call id at once; its latest output is kept. */
+    start(sessionId: string, request: Omit<ExecRequest, "stdin">): Promise<BackgroundStarted>;
+    list(sessionId: string): Promise<ProcessList>;
+    /** Its latest output (the last 1 MiB), then with `follow` what comes until it ends. */
+    logs(sessionId: string, callID: string, options?: { follow?: boolean; signal?: AbortSignal }): AsyncGenerator<ProcessLogEvent>;
+    /** Kills its whole tree in the VM; answers once it ended. */
+    kill(sessionId: string, callID: string): Promise<Api.Answer<"killProcess">>;
   };
   /** Ports of the session's VM forwarded to the manager's host (loopback by default): a dev server's URL. */
   ports: {
@@ -167,6 +178,12 @@ export function createClient(options: ClientOptions): SandboxClient {
       read: async (sessionId, path, readOptions) => new Uint8Array(await new Response((await openFile({ url, token, fetcher }, sessionId, path, readOptions)).body).arrayBuffer()),
       open: (sessionId, path, readOptions) => openFile({ url, token, fetcher }, sessionId, path, readOptions),
       write: (sessionId, path, data, writeOptions) => writeFile({ url, token, fetcher }, sessionId, path, data, writeOptions),
+    },
+    processes: {
+      start: (sessionId, request) => startBackground({ url, token, fetcher }, sessionId, request),
+      list: (sessionId) => unwrap(() => api.sessions({ id: segment(sessionId) }).processes.get(), url),
+      logs: (sessionId, callID, logOptions) => processLogs({ url, token, fetcher }, sessionId, callID, logOptions),
+      kill: (sessionId, callID) => unwrap(() => api.sessions({ id: segment(sessionId) }).processes({ callID: segment(callID) }).delete(), url),
     },
     ports: {
       open: (sessionId, request) => unwrap(() => api.sessions({ id: segment(sessionId) }).ports.post(request), url),

@@ -2,6 +2,7 @@
 // collects it. Uses fetch directly: the stream is long-lived and must not carry the API call timeout.
 import type { ExecStreamEvent } from "./api-types";
 import { ManagerUnreachableError, SandboxError, toSdkError, UnexpectedResponseError } from "./errors";
+import { ndjsonLines } from "./ndjson";
 
 /**
  * `cwd` defaults to the session's directory; `callID` (default: a new ULID, in `started`) names it for a cancel.
@@ -85,29 +86,21 @@ export async function* execStream(
   }
   if (!response.ok) throw toSdkError(response.status, await response.json().catch(() => response.statusText));
   if (!response.body) throw new UnexpectedResponseError(response.status, "UNEXPECTED_RESPONSE", "the exec answer had no body");
-  let buffered = "";
   let ended = false;
-  const decoder = new TextDecoder();
   try {
-    for await (const chunk of response.body) {
-      buffered += decoder.decode(chunk, { stream: true });
-      let newline: number;
-      while ((newline = buffered.indexOf("\n")) >= 0) {
-        const event = JSON.parse(buffered.slice(0, newline)) as WireEvent;
-        buffered = buffered.slice(newline + 1);
-        switch (event.type) {
-          case "heartbeat":
-            continue;
-          case "error":
-            throw toSdkError(503, { code: event.code, message: event.message });
-          case "stdout":
-          case "stderr":
-            yield { type: event.type, data: Uint8Array.from(Buffer.from(event.data, "base64")) } as ExecEvent;
-            continue;
-          default:
-            yield event;
-            if (event.type === "exit") ended = true;
-        }
+    for await (const event of ndjsonLines<WireEvent>(response.body)) {
+      switch (event.type) {
+        case "heartbeat":
+          continue;
+        case "error":
+          throw toSdkError(503, { code: event.code, message: event.message });
+        case "stdout":
+        case "stderr":
+          yield { type: event.type, data: Uint8Array.from(Buffer.from(event.data, "base64")) } as ExecEvent;
+          continue;
+        default:
+          yield event;
+          if (event.type === "exit") ended = true;
       }
     }
   } catch (error) {

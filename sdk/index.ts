@@ -8,5 +8,6 @@ export type * from "./api-types";
 export type { ShellConnection, ShellExit, ShellOptions } from "./shell";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
 export type { FileWritten, OpenedFile, ReadFileOptions, WriteFileOptions } from "./files";
+export type { BackgroundStarted, ProcessList, ProcessLogEvent } from "./processes";
 export type { EventStreamOptions } from "./events";
 export { eventIdAt } from "./events";

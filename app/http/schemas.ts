@@ -228,6 +228,12 @@ export const ExecBody = t.Object(
     ),
     timeoutMs: t.Optional(Type.Integer({ description: "Defaults to the execTimeoutMs setting; 1 to 86400000" })),
     callID: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "Cancel it by this id (POST /api/sessions/:id/execs/:callID/cancel); default: a new ULID, sent back in `started`" })),
+    background: t.Optional(
+      t.Boolean({
+        description:
+          "Start it and answer at once (202, its call id) instead of streaming its output: a dev server, a watcher. Its latest output is kept (GET …/processes/:callID/logs); it runs until it ends, its timeout (default: a day) or DELETE …/processes/:callID",
+      }),
+    ),
     stdin: t.Optional(
       t.String({
         pattern: "^[A-Za-z0-9+/]*={0,2}$",

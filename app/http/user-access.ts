@@ -19,6 +19,8 @@ const USER_RULES: Rule[] = [
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/shell$/, scope: "session" },
   { methods: ["GET", "PUT"], pattern: /^\/api\/sessions\/([^/]+)\/files$/, scope: "session" },
   { methods: ["GET", "POST"], pattern: /^\/api\/sessions\/([^/]+)\/ports$/, scope: "session" },
+  { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/processes(?:\/[^/]+\/logs)?$/, scope: "session" },
+  { methods: ["DELETE"], pattern: /^\/api\/sessions\/([^/]+)\/processes\/[^/]+$/, scope: "session" },
   { methods: ["DELETE"], pattern: /^\/api\/sessions\/([^/]+)\/ports\/[^/]+$/, scope: "session" },
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/execs$/, scope: "session" },
   { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/execs\/[^/]+\/cancel$/, scope: "session" },

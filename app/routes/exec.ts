@@ -5,7 +5,7 @@
 // Refusals before the command starts (not sandboxed, bad cwd, cap, runtime down) are ordinary 4xx/5xx JSON.
 // This route only frames the stream; app/services/exec.ts runs the command.
 import { Elysia, t } from "elysia";
-import { DomainError } from "../errors";
+import { BackgroundWithStdinError, DomainError } from "../errors";
 import { execBody, stdinOf } from "../http/exec-body";
 import { createLineTracker, errorLine, exitLine, wantsText } from "../http/exec-text";
 import { createPacedStream } from "../http/paced-stream";
@@ -44,8 +44,16 @@ export function execRoutes(execService: ExecService) {
         else if (event.type === "error") output.write(encoder.encode(lines.final(errorLine(event.code, event.message))));
       };
       // Refusals (nothing ran) reject here: an ordinary error response.
-      const { stdin: stdinField, ...execBody } = body;
+      const { stdin: stdinField, background, ...execBody } = body;
       const stdin = stdinOf(request, stdinField);
+      if (background) {
+        if (stdin) throw new BackgroundWithStdinError();
+        const { prepared } = await execService.startBackground(params.id, execBody);
+        return new Response(JSON.stringify({ callID: prepared.callID, vmName: prepared.spec.name, background: true }), {
+          status: 202,
+          headers: { "content-type": "application/json", "x-session-sandbox-call-id": prepared.callID, "x-session-sandbox-vm": prepared.spec.name },
+        });
+      }
       const { prepared, outcome } = await execService.start(params.id, execBody, {
         signal: cancel.signal,
         ...(stdin ? { stdin } : {}),
@@ -78,7 +86,11 @@ export function execRoutes(execService: ExecService) {
       params: SessionParams,
       parse: execBody,
       body: ExecBody,
-      response: { 200: t.String({ description: "NDJSON stream of ExecStreamEvent" }), ...errors(400, 401, 404, 409, 413, 415, 422, 429, 503) },
+      response: {
+        200: t.String({ description: "NDJSON stream of ExecStreamEvent" }),
+        202: t.Object({ callID: t.String(), vmName: t.String(), background: t.Literal(true) }, { description: "Started in the background (background: true)" }),
+        ...errors(400, 401, 404, 409, 413, 415, 422, 429, 503),
+      },
       detail: { operationId: "exec", summary: "Run `sh -c <command>` in the session's VM; streams NDJSON (started, stdout/stderr base64 chunks, exit or error)" },
     },
   );

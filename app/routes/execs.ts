@@ -8,6 +8,21 @@ import type { ExecService } from "../services/exec";
 
 const DEFAULT_HISTORY_LIMIT = 50;
 
+/**
+ * Cancels the session root's running commands with this call id (their whole trees), once they ended
+ * answering their history entries; a 404 when none runs. Also DELETE …/processes/:callID (processes.ts).
+ */
+export async function cancelByCallID(
+  { sessions, execHistory }: Pick<Services, "sessions" | "execHistory">,
+  execService: Pick<ExecService, "cancel">,
+  params: { id: string; callID: string },
+) {
+  const { rootSessionID } = sessions.get(params.id);
+  const ids = await execService.cancel(rootSessionID, params.callID);
+  if (ids.length === 0) throw new ExecNotFoundError(params.id, params.callID);
+  return { callID: params.callID, execs: execHistory.get(ids) };
+}
+
 export function execHistoryRoutes({ sessions, execHistory }: Services, execService: Pick<ExecService, "cancel">) {
   return new Elysia({ prefix: "/api/sessions/:id/execs", tags: ["exec"] })
     .get(
@@ -29,12 +44,7 @@ export function execHistoryRoutes({ sessions, execHistory }: Services, execServi
     )
     .post(
       "/:callID/cancel",
-      async ({ params }) => {
-        const { rootSessionID } = sessions.get(params.id);
-        const ids = await execService.cancel(rootSessionID, params.callID);
-        if (ids.length === 0) throw new ExecNotFoundError(params.id, params.callID);
-        return { callID: params.callID, execs: execHistory.get(ids) };
-      },
+      ({ params }) => cancelByCallID({ sessions, execHistory }, execService, params),
       {
         params: ExecCallParams,
         response: { 200: t.Object({ callID: t.String(), execs: t.Array(ExecHistoryEntry) }), ...errors(400, 401, 404, 409, 422) },

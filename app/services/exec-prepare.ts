@@ -49,7 +49,8 @@ export type Placement = { tier: Tier; reason: string } | { tier: undefined; reas
  * Command-line scope (GIT_CONFIG_PARAMETERS), where git honours safe.directory.
  */
 const GUEST_GIT_ENV = { GIT_CONFIG_PARAMETERS: "'safe.directory=*'" };
-const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+/** The longest a command may run (a day): a background one's default. */
+export const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 /** The design's /tmp size: min(512, max(1, floor(memoryMib / 4))) MiB. */
 function tmpSizeMibFor(memoryMib: number): number {

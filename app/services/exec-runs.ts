@@ -7,6 +7,7 @@ import { newId } from "../ids";
 import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
 import type { ExecHistory } from "./exec-history";
 import type { PreparedExec } from "./exec-prepare";
+import { OutputRing } from "./output-ring";
 
 /** How long a cancel waits for the command to end before answering anyway. */
 const CANCEL_WAIT_MS = 10_000;
@@ -21,6 +22,8 @@ export type ExecHooks = {
   onTerminal?(control: TerminalControl): void;
   /** The command's standard input; absent: /dev/null. */
   stdin?: ReadableStream<Uint8Array>;
+  /** Started with `background`: nobody reads it as it runs, its output is kept in its ring only. */
+  background?: true;
 };
 
 /** The line a command killed at its VM's memory limit ends its stderr with: the limit, and how to raise it. */
@@ -32,7 +35,26 @@ export function oomMessage(prepared: Pick<PreparedExec, "rootSessionID" | "spec"
 /** What the history shows for a run: the agent's command, or that it was an interactive shell. */
 const SHELL_IN_HISTORY = "(interactive shell)";
 
-type Running = { historyId: string; abort: AbortController; done: Promise<unknown> };
+/** A command that runs now: what the processes list shows of it, and its latest output for its followers. */
+type Running = {
+  historyId: string;
+  abort: AbortController;
+  done: Promise<Ended>;
+  rootSessionID: string;
+  sessionId: string;
+  callID: string;
+  vmName: string;
+  command: string;
+  startedAt: number;
+  background: boolean;
+  ring: OutputRing;
+};
+
+/** A running command as GET …/processes shows it. */
+export type ProcessView = Pick<Running, "callID" | "sessionId" | "vmName" | "command" | "startedAt" | "background"> & { outputBytes: number; droppedBytes: number };
+
+/** How a command ended, kept a while for a follower that attached before its end (GET …/logs?follow=1). */
+export type Ended = { ok: true; outcome: ExecOutcome } | { ok: false; error: string };
 
 /** The command matters more than its record: a history that cannot be written (a full disk) does not stop it. */
 function unlessFailing<T>(write: () => T): T | undefined {
@@ -43,7 +65,7 @@ function unlessFailing<T>(write: () => T): T | undefined {
   }
 }
 
-export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory) {
+export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory, now: () => number = Date.now) {
   const running = new Map<string, Set<Running>>();
 
   const keyOf = (rootSessionID: string, callID: string) => `${rootSessionID}\u0000${callID}`;
@@ -52,10 +74,26 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
     const key = keyOf(prepared.rootSessionID, prepared.callID);
     const abort = new AbortController();
     hooks.signal.addEventListener("abort", () => abort.abort(), { once: true });
-    const done = Promise.withResolvers<void>();
-    const entry: Running = { historyId: newId(), abort, done: done.promise };
+    const done = Promise.withResolvers<Ended>();
+    const ring = new OutputRing();
+    const command = prepared.historyLabel ?? (prepared.command.terminal ? SHELL_IN_HISTORY : (prepared.command.argv[2] ?? ""));
+    const entry: Running = {
+      historyId: newId(),
+      abort,
+      done: done.promise,
+      rootSessionID: prepared.rootSessionID,
+      sessionId: prepared.sessionId,
+      callID: prepared.callID,
+      vmName: prepared.spec.name,
+      command,
+      startedAt: now(),
+      background: hooks.background === true,
+      ring,
+    };
     // Callers may reuse a call id (the plugin does not, but nothing forbids it): a cancel reaches them all.
-    running.set(key, (running.get(key) ?? new Set()).add(entry));
+    // A forwarded port's relays (quiet) are no process of the session's: not listed, nothing kept.
+    if (!prepared.quiet) running.set(key, (running.get(key) ?? new Set()).add(entry));
+    let ended: Ended = { ok: false, error: "it did not start" };
     let record: ReturnType<ExecHistory["start"]> | undefined;
     const finish = (outcome: Parameters<ReturnType<ExecHistory["start"]>["finish"]>[0]) => unlessFailing(() => record?.finish(outcome));
     try {
@@ -74,13 +112,14 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
             sessionID: prepared.sessionId,
             callID: prepared.callID,
             vmName: prepared.spec.name,
-            command: prepared.historyLabel ?? (prepared.command.terminal ? SHELL_IN_HISTORY : (prepared.command.argv[2] ?? "")),
+            command,
             cwd: prepared.command.cwd,
           }));
           hooks.onStarted();
         },
         onChunk: (stream, data) => {
           record?.chunk(data);
+          if (!prepared.quiet) ring.push(stream, data);
           return hooks.onChunk(stream, data);
         },
         ...(hooks.onTerminal ? { onTerminal: hooks.onTerminal } : {}),
@@ -90,18 +129,23 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         // Said where the command's output is read (the CLI, the plugin's tool output, the history's tail): 137 alone does not say why.
         const why = new TextEncoder().encode(oomMessage(prepared));
         record?.chunk(why);
+        ring.push("stderr", why);
         await hooks.onChunk("stderr", why);
       }
       finish({ ...outcome, error: null });
+      ended = { ok: true, outcome };
       return outcome;
     } catch (error) {
-      finish({ exitCode: null, timedOut: false, cancelled: abort.signal.aborted, oomKilled: false, error: error instanceof DomainError ? `${error.errorCode}: ${error.message}` : String(error) });
+      const reason = error instanceof DomainError ? `${error.errorCode}: ${error.message}` : String(error);
+      finish({ exitCode: null, timedOut: false, cancelled: abort.signal.aborted, oomKilled: false, error: reason });
+      ended = { ok: false, error: reason };
       throw error;
     } finally {
       const set = running.get(key);
       set?.delete(entry);
       if (set?.size === 0) running.delete(key);
-      done.resolve();
+      ring.close();
+      done.resolve(ended);
     }
   }
 
@@ -119,5 +163,20 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
     return entries.map((entry) => entry.historyId);
   }
 
-  return { run, cancel };
+  /** The root's running commands (a child session: its own), oldest first. */
+  function processes(rootSessionID: string, sessionId: string): ProcessView[] {
+    return [...running.values()]
+      .flatMap((set) => [...set])
+      .filter((entry) => entry.rootSessionID === rootSessionID && (sessionId === rootSessionID || entry.sessionId === sessionId))
+      .sort((a, b) => a.startedAt - b.startedAt)
+      .map(({ callID, sessionId: session, vmName, command, startedAt, background, ring }) => ({ callID, sessionId: session, vmName, command, startedAt, background, outputBytes: ring.totalBytes, droppedBytes: ring.droppedBytes }));
+  }
+
+  /** The running command of the root with this call id (the latest, if several share it): its output and its end. */
+  function output(rootSessionID: string, callID: string): { ring: OutputRing; ended: Promise<Ended> } | undefined {
+    const entry = [...(running.get(keyOf(rootSessionID, callID)) ?? [])].at(-1);
+    return entry ? { ring: entry.ring, ended: entry.done } : undefined;
+  }
+
+  return { run, cancel, processes, output };
 }

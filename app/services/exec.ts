@@ -7,7 +7,7 @@ import { DomainError } from "../errors";
 import type { Metrics } from "../metrics";
 import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
 import type { ExecHistory } from "./exec-history";
-import { createExecPreparer, type ExecBody, type ExecPrepareDeps, type PreparedExec } from "./exec-prepare";
+import { createExecPreparer, MAX_EXEC_TIMEOUT_MS, type ExecBody, type ExecPrepareDeps, type PreparedExec } from "./exec-prepare";
 import { createExecRuns, type ExecHooks } from "./exec-runs";
 import type { ShellOptions } from "./shell";
 import type { VmEgress } from "./vm-egress";
@@ -95,7 +95,18 @@ export function createExecService(deps: ExecServiceDeps) {
     return settled.result;
   }
 
-  return { prepare: preparer.prepare, start, startManaged, shell, cancel: runs.cancel };
+  /**
+   * An agent's command in the background: it starts, and this resolves, without anyone reading its output
+   * (its ring keeps the latest: GET …/processes/:callID/logs). It runs until it ends, its timeout (default:
+   * the longest, a day), a cancel by its call id, or its VM's end.
+   */
+  async function startBackground(sessionId: string, body: ExecBody): Promise<StartedExec> {
+    const started = await start(sessionId, { ...body, timeoutMs: body.timeoutMs ?? MAX_EXEC_TIMEOUT_MS }, { signal: new AbortController().signal, background: true, onChunk: () => undefined });
+    void started.outcome; // settles on its own; the history records it
+    return started;
+  }
+
+  return { prepare: preparer.prepare, start, startBackground, startManaged, shell, cancel: runs.cancel, processes: runs.processes, output: runs.output };
 }
 
 export type ExecService = ReturnType<typeof createExecService>;

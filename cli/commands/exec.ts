@@ -27,6 +27,8 @@ options:
       --timeout 90s    its timeout (default: the execTimeoutMs setting)
   -t, --tty            a terminal: with a shell as the command (\`-it ses bash\`), the session's
                        interactive shell (session-sandbox shell)
+  -d, --detach         run it in the background: print its call id and return at once; follow it
+                       with \`logs <session> <call id> -f\`, list with \`ps\`, end with \`kill\`
   -i, --interactive    pass this terminal's input to the command (piped or redirected input is
                        always passed: \`echo hi | session-sandbox exec ses cat\`)
 
@@ -83,6 +85,7 @@ export async function run(argv: string[]): Promise<number> {
     env: { type: "string", short: "e", multiple: true },
     tty: { type: "boolean", short: "t" },
     interactive: { type: "boolean", short: "i" },
+    detach: { type: "boolean", short: "d" },
   } as const;
   const failed = await executeCommand({ name: "exec", help: HELP, options }, own, async ({ positionals, values, client }) => {
     const [session] = positionals;
@@ -95,6 +98,11 @@ export async function run(argv: string[]): Promise<number> {
     }
     const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs(values.timeout, "--timeout");
     const cwd = values.cwd ?? values.workdir;
+    if (values.detach) {
+      const started = await client.processes.start(session, { command, cwd, timeoutMs, env: envOf(values.env) });
+      process.stdout.write(values.json ? `${JSON.stringify(started)}\n` : `${started.callID}\n`);
+      return void (exitCode = 0);
+    }
     const stdin = passesStdin(Boolean(values.interactive)) ? Bun.stdin.stream() : undefined;
     exitCode = await stream(client, session, { command, cwd, timeoutMs, env: envOf(values.env), ...(stdin ? { stdin } : {}) }, Boolean(values.raw));
   });

@@ -16,12 +16,17 @@ const DEFAULT_COUNT = 20;
 const FOLLOW_WINDOW = 50;
 
 const HELP = `usage: session-sandbox logs <session|vm> [-n N] [-f] [--json]
+       session-sandbox logs <session|vm> <call id> [-f]
 
 The session's last N commands (default ${DEFAULT_COUNT}, at most 200), oldest first: when each started, how it
 ended (exit code, timed out, cancelled, still running), how long it took, the command, and the last
 4 KiB of its output (stdout and stderr merged). For a root session: every command of its tree; for a
 child: its own. -f (--follow) then prints each command as it finishes, until Ctrl-C; with --json, one
-JSON object per line. The manager keeps the last 200 commands per root session.`;
+JSON object per line. The manager keeps the last 200 commands per root session.
+
+With a call id (see \`ps\`): that running command's own output as it prints it, stdout to stdout and stderr
+to stderr — the last 1 MiB it printed, then with -f everything that comes until it ends (exiting with its
+exit code). Works for background commands (exec -d) and for foreground ones in progress alike.`;
 
 /** 350 → "350ms", 1234 → "1.2s", 75_000 → "1m15s". */
 function formatElapsed(ms: number): string {
@@ -56,6 +61,27 @@ export function entryJson(entry: ExecEntry) {
   return { ...entry, startedAt: isoTime(entry.startedAt), finishedAt: isoOrNull(entry.finishedAt) };
 }
 
+/**
+ * One running command's output, as it prints it: stdout and stderr to ours. A gap (this reader fell more than
+ * the kept 1 MiB behind) is said on stderr. Following, exits with the command's exit code.
+ */
+async function followOutput(client: SandboxClient, session: string, callID: string, follow: boolean): Promise<number> {
+  return untilInterrupted(async (interrupted) => {
+    let code = 0;
+    try {
+      for await (const event of client.processes.logs(session, callID, { follow, signal: interrupted })) {
+        if ("data" in event) (event.type === "stdout" ? process.stdout : process.stderr).write(event.data);
+        else if (event.type === "skipped") process.stderr.write(`session-sandbox: … ${event.bytes} bytes of output not kept\n`);
+        else code = event.timedOut ? 124 : event.cancelled ? 130 : event.exitCode;
+      }
+    } catch (error) {
+      if (interrupted.aborted) return 130;
+      throw error;
+    }
+    return code;
+  });
+}
+
 /** Prints each command of the root's tree as it finishes, until Ctrl-C; `seen` holds what was printed. */
 async function follow(client: SandboxClient, session: string, count: number, seen: Set<string>, out: Output): Promise<void> {
   const { rootSessionID } = await client.sessions.get(session);
@@ -77,11 +103,14 @@ async function follow(client: SandboxClient, session: string, count: number, see
   });
 }
 
-export function run(argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   const options = { follow: { type: "boolean", short: "f" }, lines: { type: "string", short: "n" } } as const;
-  return executeCommand({ name: "logs", help: HELP, options }, argv, async ({ positionals, values, out, client }) => {
-    const [target] = expectPositionals(positionals, ["session|vm"]) as [string];
+  /** A followed command's own exit code, which `logs <session> <call id> -f` exits with. */
+  let commandExit: number | undefined;
+  const failed = await executeCommand({ name: "logs", help: HELP, options }, argv, async ({ positionals, values, out, client }) => {
+    const [target, callID] = expectPositionals(positionals, ["session|vm", "call id"], 1) as [string, string | undefined];
     const session = await sessionOfTarget(client, target);
+    if (callID !== undefined) return void (commandExit = await followOutput(client, session, callID, Boolean(values.follow)));
     const count = values.lines === undefined ? DEFAULT_COUNT : parseWholeNumber(values.lines, "-n");
     if (values.follow) {
       // The last `count` that finished now; every other one as it finishes (running ones included).
@@ -94,4 +123,5 @@ export function run(argv: string[]): Promise<number> {
     if (out.json) return void out.printJson({ execs: entries.map(entryJson) });
     out.line(entries.length === 0 ? out.paint.dim("(no commands yet)") : entries.map((entry) => renderEntry(entry, session, out)).join("\n"));
   });
+  return failed !== 0 ? failed : (commandExit ?? 0);
 }

@@ -233,6 +233,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{id}/processes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The commands running now in the session's VM (a root: its whole tree's), background or not, oldest first */
+        get: operations["listProcesses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}/processes/{callID}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A running command's latest output (the last 1 MiB), then with ?follow=1 its output as it comes until it ends */
+        get: operations["processLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}/processes/{callID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Kill a running command's whole tree in the VM (its background children too); answers once it ended (at most 10 s) */
+        delete: operations["killProcess"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/vms": {
         parameters: {
             query?: never;
@@ -744,6 +795,8 @@ export interface components {
             timeoutMs?: number;
             /** @description Cancel it by this id (POST /api/sessions/:id/execs/:callID/cancel); default: a new ULID, sent back in `started` */
             callID?: string;
+            /** @description Start it and answer at once (202, its call id) instead of streaming its output: a dev server, a watcher. Its latest output is kept (GET …/processes/:callID/logs); it runs until it ends, its timeout (default: a day) or DELETE …/processes/:callID */
+            background?: boolean;
             /** @description The command's standard input, base64 (within the 1 MiB JSON body); default: empty. Larger or streamed input: send the body as application/vnd.session-sandbox.exec-stdin (docs/api.md) */
             stdin?: string;
         };
@@ -1650,6 +1703,20 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description Started in the background (background: true) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        callID: string;
+                        vmName: string;
+                        /** @constant */
+                        background: true;
+                    };
+                };
+            };
             /** @description What was wrong and what to do about it */
             400: {
                 headers: {
@@ -2265,6 +2332,230 @@ export interface operations {
         };
     };
     cancelExec: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                callID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        callID: string;
+                        execs: components["schemas"]["ExecHistoryEntry"][];
+                    };
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listProcesses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        processes: {
+                            callID: string;
+                            /** @description The session that started it (a root lists its whole tree's) */
+                            sessionId: string;
+                            vmName: string;
+                            command: string;
+                            /** @description Unix epoch milliseconds */
+                            startedAt: number;
+                            /** @description Started with background: true */
+                            background: boolean;
+                            /** @description Output printed so far */
+                            outputBytes: number;
+                            /** @description Of it, what is no longer held (the latest 1 MiB is) */
+                            droppedBytes: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    processLogs: {
+        parameters: {
+            query?: {
+                follow?: "1" | "0" | "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+                callID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NDJSON: stdout/stderr chunks (base64) as in the exec stream, {type: skipped, bytes} where a slow reader missed output, and with follow its exit (or error). With Accept: text/plain, the raw bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    killProcess: {
         parameters: {
             query?: never;
             header?: never;

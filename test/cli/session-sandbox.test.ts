@@ -253,6 +253,24 @@ describe("what a docker user types first", () => {
     expect((await cli(["cp", "ses_cli:relative", back])).stderr).toContain("must be absolute");
   });
 
+  test("exec -d → a call id at once; ps lists it; logs <session> <call id> -f follows it live; kill ends its tree", async () => {
+    const started = await cli(["exec", "-d", "ses_cli", "sleep 2345 & for i in $(seq 1 40); do echo tick $i; sleep 0.1; done; exit 5"]);
+    expect(started.exitCode).toBe(0);
+    const callID = started.stdout.trim();
+    expect(callID).toMatch(/^[0-9A-Z]{26}$/);
+    expect((await cli(["ps", "ses_cli"])).stdout).toMatch(new RegExp(`${callID}.*background`));
+    // Following to its end: every tick, and its own exit code.
+    const followed = await cli(["logs", "ses_cli", callID, "-f"]);
+    expect(followed.exitCode).toBe(5);
+    expect(followed.stdout).toContain("tick 1\n");
+    expect(followed.stdout).toContain("tick 40\n");
+    const again = await cli(["exec", "-d", "ses_cli", "sleep 3456"]);
+    expect(await cli(["kill", "ses_cli", again.stdout.trim()])).toMatchObject({ exitCode: 0 });
+    expect((await cli(["ps", "ses_cli"])).stdout).not.toContain(again.stdout.trim());
+    // A command that ended runs no more: kill names running commands only.
+    expect((await cli(["kill", "ses_cli", callID])).stderr).toContain("no command with call id");
+  });
+
   test("port-forward → the URL of a server in the VM, which answers from this host; ports lists it; --close ends it", async () => {
     await cli(["exec", "ses_cli", "mkdir -p /tmp/www && echo from-vm > /tmp/www/index.html && (cd /tmp/www && python3 -m http.server 8124 >/dev/null 2>&1 &) && sleep 1"]);
     const opened = await cli(["port-forward", "ses_cli", ":8124", "--json"]);

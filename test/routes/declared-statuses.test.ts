@@ -125,6 +125,7 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
   },
   "POST /api/sessions/:id/exec": {
     200: { elsewhere: "test/actors/exec-api.test.ts" },
+    202: { elsewhere: "test/actors/processes.test.ts" },
     400: exec({ command: "true", cwd: "/definitely/not/here" }),
     401: exec({ command: "true", cwd: "/" }, { token: null }),
     404: exec({ command: "true", cwd: "/" }, { path: "/api/sessions/ses_ghost/exec" }),
@@ -182,6 +183,30 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     404: { method: "DELETE", path: "/api/sessions/ses_root/ports/8000" },
     409: { method: "DELETE", path: "/api/sessions/ses_cyc_a/ports/8000" },
     422: { method: "DELETE", path: "/api/sessions/ses_root/ports/0" },
+  },
+  "GET /api/sessions/:id/processes": {
+    200: { method: "GET", path: "/api/sessions/ses_child/processes" },
+    400: { method: "GET", path: "/api/sessions/ses_deep39/processes" },
+    401: { method: "GET", path: "/api/sessions/ses_root/processes", token: null },
+    404: { method: "GET", path: "/api/sessions/ses_ghost/processes" },
+    409: { method: "GET", path: "/api/sessions/ses_cyc_a/processes" },
+    422: { method: "GET", path: "/api/sessions/.../processes" },
+  },
+  "GET /api/sessions/:id/processes/:callID/logs": {
+    200: { elsewhere: "test/actors/processes.test.ts" },
+    400: { method: "GET", path: "/api/sessions/ses_deep39/processes/call-1/logs" },
+    401: { method: "GET", path: "/api/sessions/ses_root/processes/call-1/logs", token: null },
+    404: { method: "GET", path: "/api/sessions/ses_root/processes/call-1/logs" },
+    409: { method: "GET", path: "/api/sessions/ses_cyc_a/processes/call-1/logs" },
+    422: { method: "GET", path: "/api/sessions/ses_root/processes/call-1/logs?follow=maybe" },
+  },
+  "DELETE /api/sessions/:id/processes/:callID": {
+    200: { elsewhere: "test/actors/processes.test.ts" },
+    400: { method: "DELETE", path: "/api/sessions/ses_deep39/processes/call-1" },
+    401: { method: "DELETE", path: "/api/sessions/ses_root/processes/call-1", token: null },
+    404: { method: "DELETE", path: "/api/sessions/ses_root/processes/call-1" },
+    409: { method: "DELETE", path: "/api/sessions/ses_cyc_a/processes/call-1" },
+    422: { method: "DELETE", path: "/api/sessions/.../processes/call-1" },
   },
   "GET /api/sessions/:id/execs": {
     200: { method: "GET", path: "/api/sessions/ses_child/execs?limit=5" },
