@@ -56,7 +56,7 @@ describe("exec API", () => {
     expect(exact.stdout).toBe(`sh\n-c\ncat /proc/$$/cmdline | tr '\\0' '\\n'\n`);
   });
 
-  test("stdin → as a base64 field, or streamed after the request's JSON line; the SDK picks the form by size", async () => {
+  test("stdin → as a base64 field, or streamed after the request's JSON line; the SDK picks the form by size (5 MiB through sha256sum)", async () => {
     const inline = await f.request("POST", "/api/sessions/ses_a/exec", {
       body: JSON.stringify({ command: "cat; echo", cwd: repoA, stdin: Buffer.from("from json").toString("base64") }),
       headers: { accept: "text/plain" },
@@ -69,7 +69,7 @@ describe("exec API", () => {
     expect((await streamed.text()).trim().split("\n")[0]).toBe("100000");
     // The SDK: small input inline, large input streamed; both arrive whole.
     expect((await f.client.run("ses_a", { command: "cat", cwd: repoA, stdin: "typed\n" })).stdout).toBe("typed\n");
-    const large = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
+    const large = new Uint8Array(5 * 1024 * 1024).map((_, i) => i % 251);
     const hashed = await f.client.run("ses_a", { command: "sha256sum", cwd: repoA, stdin: large });
     expect(hashed.stdout.split(" ")[0]).toBe(new Bun.CryptoHasher("sha256").update(large).digest("hex"));
   });
