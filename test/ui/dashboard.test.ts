@@ -176,6 +176,32 @@ describe("dashboard", () => {
     expect((await m.client.vms.list()).vms.map((vm) => vm.name)).not.toContain(vmName);
   });
 
+  test("settings → a non-default isolation tier and an allow-list network, set through the API, show as set in their selects after a reload", async () => {
+    await m.client.settings.patch({ isolation: "container", network: { mode: "allowlist", allow: ["example.com"] } });
+    try {
+      await page.reload();
+      await show("Settings");
+      expect(await page.getByRole("combobox", { name: "Isolation tier" }).inputValue()).toBe("container");
+      expect(await page.getByRole("combobox", { name: "Network policy: mode" }).inputValue()).toBe("allowlist");
+      expect(await page.getByRole("textbox", { name: "Allowed hosts" }).inputValue()).toBe("example.com");
+    } finally {
+      await m.client.settings.patch({ isolation: null, network: null });
+    }
+  });
+
+  test("activity → a cancelled and a timed-out command show as such, not as exit 137", async () => {
+    const cancelled = m.client.run(ROOT_ID, { command: "sleep 100", cwd: repo, callID: "ui-cancel" });
+    await eventually(async () => (await m.client.processes.list(ROOT_ID)).processes.some((p) => p.callID === "ui-cancel"));
+    await m.client.execs.cancel(ROOT_ID, "ui-cancel");
+    expect((await cancelled).cancelled).toBe(true);
+    expect((await m.client.run(ROOT_ID, { command: "sleep 100 # timed out", cwd: repo, timeoutMs: 1000 })).timedOut).toBe(true);
+    await show("Activity");
+    await page.getByLabel("Session").selectOption(ROOT_ID);
+    await page.getByRole("row", { name: /sleep 100 cancelled/ }).waitFor();
+    await page.getByRole("row", { name: /sleep 100 # timed out timed out/ }).waitFor();
+    expect(await page.getByRole("cell", { name: "137", exact: true }).count()).toBe(0);
+  });
+
   test("settings → a value saved, shown, then reset to its default (null)", async () => {
     await show("Settings");
     const idle = page.getByRole("spinbutton", { name: "Idle stop (minutes)" });

@@ -6,7 +6,17 @@ import { ErrorText } from "../error-text";
 import { when } from "../format";
 import { useApi } from "../use-api";
 
-type Exec = { id: string; sessionID: string; command: string; startedAt: number; durationMs: number | null; exitCode: number | null; timedOut: boolean; cancelled: boolean; error: string | null };
+type Exec = { id: string; sessionID: string; command: string; startedAt: number; finishedAt: number | null; durationMs: number | null; exitCode: number | null; timedOut: boolean; cancelled: boolean; oomKilled: boolean; error: string | null };
+
+/** How a command ended, in the CLI's words: a cancelled or timed-out command's 137 is not its own exit code. */
+export function outcomeOf(e: Exec): string {
+  if (e.timedOut) return "timed out";
+  if (e.cancelled) return "cancelled";
+  if (e.oomKilled) return `killed at the memory limit (${e.exitCode})`;
+  if (e.error) return `failed: ${e.error}`;
+  if (e.exitCode !== null) return String(e.exitCode);
+  return e.finishedAt === null ? "running" : "failed";
+}
 
 function summary(data: string): string {
   try {
@@ -69,7 +79,7 @@ export function ActivityPage({ tick, feed }: PageProps) {
                 <td>
                   <code>{e.command}</code>
                 </td>
-                <td>{e.exitCode ?? (e.timedOut ? "timed out" : e.cancelled ? "cancelled" : e.error ? `failed: ${e.error}` : "running")}</td>
+                <td>{outcomeOf(e)}</td>
                 <td>{e.durationMs === null ? "—" : `${e.durationMs} ms`}</td>
               </tr>
             ))}

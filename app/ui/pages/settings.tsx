@@ -86,9 +86,10 @@ function SettingFields({ settingKey, label, kind, help, value, defaultValue, onS
       ) : kind === "isolation" ? (
         <p class="field">
           <label for={id}>{label}</label>
-          <select id={id} name="value" defaultValue={String(value)} aria-describedby={described} aria-invalid={error ? "true" : undefined}>
+          {/* `selected` on the option: Preact's defaultValue on a <select> is ignored, and the first option showed instead. */}
+          <select id={id} name="value" aria-describedby={described} aria-invalid={error ? "true" : undefined}>
             {ISOLATION_CHOICES.map((choice) => (
-              <option key={choice} value={choice}>
+              <option key={choice} value={choice} selected={choice === value}>
                 {choice}
               </option>
             ))}
@@ -102,9 +103,9 @@ function SettingFields({ settingKey, label, kind, help, value, defaultValue, onS
       ) : (
         <p class="field">
           <label for={`${id}-mode`}>{label}: {kind === "network" ? "mode" : "kind"}</label>
-          <select id={`${id}-mode`} name="mode" defaultValue={kind === "network" ? policy.mode : choice.kind}>
+          <select id={`${id}-mode`} name="mode">
             {(kind === "network" ? ["none", "allowlist", "all"] : ["recipe", "oci"]).map((m) => (
-              <option key={m} value={m}>
+              <option key={m} value={m} selected={m === (kind === "network" ? policy.mode : choice.kind)}>
                 {m}
               </option>
             ))}
