@@ -202,6 +202,27 @@ describe("dashboard", () => {
     expect(await page.getByRole("cell", { name: "137", exact: true }).count()).toBe(0);
   });
 
+  test("at phone width (390×844) → no page scrolls sideways (what would stick out is named); axe finds nothing serious", async () => {
+    await m.client.sandbox.set(ROOT_ID, { sandboxed: true });
+    expect(await m.client.run(ROOT_ID, { command: "echo phone", cwd: repo })).toMatchObject({ exitCode: 0 });
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const name of ["Overview", "Sessions", "VMs", "Activity", "Settings"]) {
+        await show(name);
+        if (name === "Activity") await page.getByLabel("Session").selectOption(ROOT_ID);
+        const overflow = await page.evaluate(() => {
+          const width = window.innerWidth;
+          const wide = [...document.querySelectorAll("body *")].filter((el) => el.getBoundingClientRect().right > width + 1).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.className ? `.${String(el.className).split(" ")[0]}` : ""}`);
+          return { scrollWidth: document.documentElement.scrollWidth, width, wide: [...new Set(wide)].slice(0, 8) };
+        });
+        expect({ page: name, ...overflow }).toEqual({ page: name, scrollWidth: overflow.width, width: overflow.width, wide: [] });
+        await scanAndShoot(`phone-${name.toLowerCase()}.png`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1100, height: 760 });
+    }
+  });
+
   test("settings → a value saved, shown, then reset to its default (null)", async () => {
     await show("Settings");
     const idle = page.getByRole("spinbutton", { name: "Idle stop (minutes)" });

@@ -37,7 +37,8 @@ export function ActivityPage({ tick, feed }: PageProps) {
   return (
     <>
       <h2>Live events</h2>
-      <div class="feed" role="log" aria-label="Live events, newest first">
+      {/* Focusable: a keyboard must be able to scroll it (it scrolls on its own at narrow widths). */}
+      <div class="feed" role="log" aria-label="Live events, newest first" tabIndex={0}>
         <ol>
         {feed.length === 0 && <li>No events since this page opened.</li>}
         {feed.map((message, index) => (
@@ -74,13 +75,13 @@ export function ActivityPage({ tick, feed }: PageProps) {
           <tbody>
             {execs.data.execs.map((e) => (
               <tr key={e.id}>
-                <td>{when(e.startedAt)}</td>
-                <td>{e.sessionID}</td>
-                <td>
+                <td data-label="Started">{when(e.startedAt)}</td>
+                <td data-label="Session">{e.sessionID}</td>
+                <td data-label="Command">
                   <code>{e.command}</code>
                 </td>
-                <td>{outcomeOf(e)}</td>
-                <td>{e.durationMs === null ? "—" : `${e.durationMs} ms`}</td>
+                <td data-label="Exit code">{outcomeOf(e)}</td>
+                <td data-label="Duration">{e.durationMs === null ? "—" : `${e.durationMs} ms`}</td>
               </tr>
             ))}
           </tbody>

@@ -72,17 +72,17 @@ function VmRow({ vm, stats, onRemoved }: { vm: Vm; stats: Stats | undefined; onR
   return (
     <tr>
       <th scope="row">{vm.name}</th>
-      <td>{vm.rootSessionID ?? "—"}</td>
-      <td>
+      <td data-label="Session">{vm.rootSessionID ?? "—"}</td>
+      <td data-label="Status">
         {vm.status}
         {vm.lastStopReason && ` (last stop: ${vm.lastStopReason})`}
       </td>
-      <td>{vm.spec ? `${vm.spec.cpus} CPU, ${vm.spec.memoryMib} MiB, image ${vm.spec.image}` : "—"}</td>
-      <td>{vm.runningExecs}</td>
-      <td>{usage ?? (stats?.cpuSeconds != null ? `${stats.cpuSeconds.toFixed(2)} s` : "—")}</td>
-      <td>{usage ? "—" : `${bytes(stats?.memoryBytes)} of ${bytes(stats?.memoryLimitBytes)}`}</td>
-      <td>{usage ? "—" : `${bytes(stats?.diskUsedBytes)} of ${bytes(stats?.diskSizeBytes)}`}</td>
-      <td>
+      <td data-label="Spec">{vm.spec ? `${vm.spec.cpus} CPU${vm.spec.cpus === 1 ? "" : "s"}, ${vm.spec.memoryMib} MiB, image ${vm.spec.image}` : "—"}</td>
+      <td data-label="Running commands">{vm.runningExecs}</td>
+      <td data-label="CPU time">{usage ?? (stats?.cpuSeconds != null ? `${stats.cpuSeconds.toFixed(2)} s` : "—")}</td>
+      <td data-label="Memory">{usage ? "—" : `${bytes(stats?.memoryBytes)} of ${bytes(stats?.memoryLimitBytes)}`}</td>
+      <td data-label="Disk">{usage ? "—" : `${bytes(stats?.diskUsedBytes)} of ${bytes(stats?.diskSizeBytes)}`}</td>
+      <td data-label="Created / last used">
         {when(vm.createdAt)} / {when(vm.lastUsedAt)}
       </td>
       <td>
