@@ -13,8 +13,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
 
+/** An id before every event's: the first connection replays what the manager's ring still holds (its last 10,000). */
+const BEGINNING = "00000000000000000000000000";
+
 export async function followEvents(signal: AbortSignal, on: FeedHandlers): Promise<void> {
-  let lastEventId: string | undefined;
+  let lastEventId: string | undefined = BEGINNING;
   let retryMs = 1000;
   on.onState("connecting");
   while (!signal.aborted) {

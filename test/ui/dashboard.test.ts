@@ -158,9 +158,27 @@ describe("dashboard", () => {
     await show("Activity");
     await m.client.sessions.register({ id: "ses_ui_feed", directory: repo });
     await page.getByRole("log").getByText("id=ses_ui_feed").waitFor({ timeout: 1000 });
-    await page.getByLabel("Session").selectOption(ROOT_ID);
+    await page.getByLabel("Session", { exact: true }).selectOption(ROOT_ID);
     await page.getByRole("cell", { name: "echo resized" }).waitFor();
     await scanAndShoot("activity.png");
+  });
+
+  test("activity after a reload → the events from before it (the manager's ring) with readable times; filters by type and session", async () => {
+    await page.reload();
+    await show("Activity");
+    const feed = page.getByRole("log");
+    // Registered in beforeAll, long before this page was loaded.
+    await feed.getByText(`sessionID=${ROOT_ID} `).first().waitFor({ timeout: 5000 });
+    expect(await feed.locator("time").first().textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(await feed.textContent()).not.toMatch(/\bat=\d/);
+    await page.getByLabel("Filter by type").selectOption("session");
+    expect(await feed.locator("li strong").allTextContents()).toEqual(expect.arrayContaining(["session"]));
+    expect(new Set(await feed.locator("li strong").allTextContents())).toEqual(new Set(["session"]));
+    await page.getByLabel("Filter by session").fill("ses_ui_feed");
+    await feed.getByText("sessionID=ses_ui_feed").waitFor();
+    expect(await feed.locator("li").count()).toBe(1);
+    await page.getByLabel("Filter by type").selectOption("");
+    await page.getByLabel("Filter by session").fill("");
   });
 
   test("Remove, confirmed → the VM leaves the list and GET /api/vms; Cancel keeps it", async () => {
@@ -196,7 +214,7 @@ describe("dashboard", () => {
     expect((await cancelled).cancelled).toBe(true);
     expect((await m.client.run(ROOT_ID, { command: "sleep 100 # timed out", cwd: repo, timeoutMs: 1000 })).timedOut).toBe(true);
     await show("Activity");
-    await page.getByLabel("Session").selectOption(ROOT_ID);
+    await page.getByLabel("Session", { exact: true }).selectOption(ROOT_ID);
     await page.getByRole("row", { name: /sleep 100 cancelled/ }).waitFor();
     await page.getByRole("row", { name: /sleep 100 # timed out timed out/ }).waitFor();
     expect(await page.getByRole("cell", { name: "137", exact: true }).count()).toBe(0);
@@ -209,7 +227,7 @@ describe("dashboard", () => {
     try {
       for (const name of ["Overview", "Sessions", "VMs", "Activity", "Settings"]) {
         await show(name);
-        if (name === "Activity") await page.getByLabel("Session").selectOption(ROOT_ID);
+        if (name === "Activity") await page.getByLabel("Session", { exact: true }).selectOption(ROOT_ID);
         const overflow = await page.evaluate(() => {
           const width = window.innerWidth;
           const wide = [...document.querySelectorAll("body *")].filter((el) => el.getBoundingClientRect().right > width + 1).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.className ? `.${String(el.className).split(" ")[0]}` : ""}`);

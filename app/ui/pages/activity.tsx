@@ -18,32 +18,56 @@ export function outcomeOf(e: Exec): string {
   return e.finishedAt === null ? "running" : "failed";
 }
 
-function summary(data: string): string {
+type FeedEntry = { key: string; type: string; at: number | null; session: string; text: string };
+
+/** One event as a line: its time readable, its type, then its other fields (ids and times already shown are left out). */
+function entryOf(message: { id?: string; event?: string; data: string }, index: number): FeedEntry {
+  let fields: Record<string, unknown> = {};
   try {
-    const event = JSON.parse(data) as Record<string, unknown>;
-    return Object.entries(event)
-      .filter(([, value]) => value !== null && typeof value !== "object")
-      .map(([key, value]) => `${key}=${String(value)}`)
-      .join(" ");
+    fields = JSON.parse(message.data) as Record<string, unknown>;
   } catch {
-    return data;
+    return { key: message.id ?? `raw-${index}`, type: message.event ?? "message", at: null, session: "", text: message.data };
   }
+  const text = Object.entries(fields)
+    .filter(([key, value]) => value !== null && typeof value !== "object" && key !== "at" && key !== "id" && key !== "type")
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(" ");
+  const session = String(fields.rootSessionID ?? fields.sessionID ?? "");
+  return { key: message.id ?? `gap-${index}`, type: String(fields.type ?? message.event ?? "message"), at: typeof fields.at === "number" ? fields.at : null, session, text };
 }
 
 export function ActivityPage({ tick, feed }: PageProps) {
   const sessions = useApi<{ sessions: { id: string }[] }>("/api/sessions", tick);
   const [session, setSession] = useState("");
   const execs = useApi<{ execs: Exec[] }>(session ? `/api/sessions/${encodeURIComponent(session)}/execs?limit=20` : null, tick);
+  const [typeFilter, setTypeFilter] = useState("");
+  const [sessionFilter, setSessionFilter] = useState("");
+  const entries = feed.map(entryOf);
+  const types = [...new Set(entries.map((e) => e.type))].sort();
+  const shown = entries.filter((e) => (!typeFilter || e.type === typeFilter) && (!sessionFilter || e.session.includes(sessionFilter.trim())));
   return (
     <>
       <h2>Live events</h2>
+      <p class="field">
+        <label for="feed-type">Filter by type</label>
+        <select id="feed-type" value={typeFilter} onChange={(e) => setTypeFilter((e.target as HTMLSelectElement).value)}>
+          <option value="">all</option>
+          {types.map((type) => (
+            <option key={type} value={type}>
+              {type}
+            </option>
+          ))}
+        </select>
+        <label for="feed-session">Filter by session</label>
+        <input id="feed-session" type="search" value={sessionFilter} onInput={(e) => setSessionFilter((e.target as HTMLInputElement).value)} />
+      </p>
       {/* Focusable: a keyboard must be able to scroll it (it scrolls on its own at narrow widths). */}
       <div class="feed" role="log" aria-label="Live events, newest first" tabIndex={0}>
         <ol>
-        {feed.length === 0 && <li>No events since this page opened.</li>}
-        {feed.map((message, index) => (
-          <li key={message.id ?? `gap-${index}`}>
-            <strong>{message.event ?? "message"}</strong> {summary(message.data)}
+        {shown.length === 0 && <li>{feed.length === 0 ? "No events yet." : "No event matches the filters."}</li>}
+        {shown.map((entry) => (
+          <li key={entry.key}>
+            {entry.at !== null && <time dateTime={new Date(entry.at).toISOString()}>{when(entry.at)}</time>} <strong>{entry.type}</strong> {entry.text}
           </li>
         ))}
         </ol>
