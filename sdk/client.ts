@@ -51,7 +51,7 @@ export interface SandboxClient {
     /** Starts a command in the background and answers its call id at once; its latest output is kept. */
     start(sessionId: string, request: Omit<ExecRequest, "stdin">): Promise<BackgroundStarted>;
     list(sessionId: string): Promise<ProcessList>;
-    /** Its latest output (the last 1 MiB), then with `follow` what comes until it ends. */
+    /** Its latest output (a background command's last 1 MiB, a foreground one's 64 KiB), then with `follow` what comes until it ends. */
     logs(sessionId: string, callID: string, options?: { follow?: boolean; signal?: AbortSignal }): AsyncGenerator<ProcessLogEvent>;
     /** Kills its whole tree in the VM; answers once it ended. */
     kill(sessionId: string, callID: string): Promise<Api.Answer<"killProcess">>;

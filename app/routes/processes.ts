@@ -21,7 +21,7 @@ const ProcessView = t.Object({
   startedAt: Type.Integer({ description: "Unix epoch milliseconds" }),
   background: t.Boolean({ description: "Started with background: true" }),
   outputBytes: Type.Integer({ description: "Output printed so far" }),
-  droppedBytes: Type.Integer({ description: "Of it, what is no longer held (the latest 1 MiB is)" }),
+  droppedBytes: Type.Integer({ description: "Of it, what is no longer held (the latest 1 MiB of a background command is, 64 KiB of a foreground one)" }),
 });
 
 export function processRoutes({ sessions, execHistory }: Services, execService: Pick<ExecService, "processes" | "output" | "cancel">) {
@@ -64,7 +64,7 @@ export function processRoutes({ sessions, execHistory }: Services, execService: 
         params: ExecCallParams,
         query: t.Object({ follow: t.Optional(t.Union([t.Literal("1"), t.Literal("0"), t.Literal("true"), t.Literal("false")])) }),
         response: { 200: t.String({ description: "NDJSON: stdout/stderr chunks (base64) as in the exec stream, {type: skipped, bytes} where a slow reader missed output, and with follow its exit (or error). With Accept: text/plain, the raw bytes" }), ...errors(400, 401, 404, 409, 422) },
-        detail: { operationId: "processLogs", summary: "A running command's latest output (the last 1 MiB), then with ?follow=1 its output as it comes until it ends" },
+        detail: { operationId: "processLogs", summary: "A running command's latest output (a background one's last 1 MiB, a foreground one's last 64 KiB), then with ?follow=1 its output as it comes until it ends" },
       },
     )
     .delete(

@@ -7,7 +7,7 @@ import { newId } from "../ids";
 import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
 import type { ExecHistory } from "./exec-history";
 import type { PreparedExec } from "./exec-prepare";
-import { OutputRing } from "./output-ring";
+import { FOREGROUND_RING_BYTES, OutputRing, RING_BYTES } from "./output-ring";
 
 /** How long a cancel waits for the command to end before answering anyway. */
 const CANCEL_WAIT_MS = 10_000;
@@ -75,7 +75,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
     const abort = new AbortController();
     hooks.signal.addEventListener("abort", () => abort.abort(), { once: true });
     const done = Promise.withResolvers<Ended>();
-    const ring = new OutputRing();
+    const ring = new OutputRing(hooks.background ? RING_BYTES : FOREGROUND_RING_BYTES);
     const command = prepared.historyLabel ?? (prepared.command.terminal ? SHELL_IN_HISTORY : (prepared.command.argv[2] ?? ""));
     const entry: Running = {
       historyId: newId(),

@@ -4,8 +4,14 @@
 // a follower reads, the oldest bytes go and that follower is told how many it missed. Bounded either way:
 // one ring per running command, whatever the number of followers.
 
-/** How much of a command's latest output is kept (docs/api.md, "Background processes"). */
+/** How much of a background command's latest output is kept (docs/api.md, "Background processes"). */
 export const RING_BYTES = 1024 * 1024;
+/**
+ * A foreground command's: its own client gets every byte, so this is only for a second reader looking in.
+ * Kept small: holding 1 MiB of every flood's chunks kept them alive past the young generation and cost a
+ * 2 GiB flood ~35 MiB more manager RSS (test/attacks/output-flood.test.ts).
+ */
+export const FOREGROUND_RING_BYTES = 64 * 1024;
 
 export type RingItem = { stream: "stdout" | "stderr"; data: Uint8Array } | { skipped: number };
 
@@ -25,14 +31,17 @@ export class OutputRing {
 
   push(stream: "stdout" | "stderr", data: Uint8Array): void {
     if (data.byteLength === 0) return;
-    // Copied: the producer's buffer may be reused once the push returns.
-    this.chunks.push({ stream, data: new Uint8Array(data), offset: this.end });
+    // Held as given, not copied: every chunk is a buffer of its own (the actor's message moved it to this
+    // thread), which nothing writes to afterwards.
+    this.chunks.push({ stream, data, offset: this.end });
     this.end += data.byteLength;
     while (this.end - this.start > this.limitBytes && this.chunks.length - this.head > 1) {
       const dropped = this.chunks[this.head++]!;
       this.start = dropped.offset + dropped.data.byteLength;
     }
-    if (this.head > 1024 && this.head * 2 > this.chunks.length) {
+    // Dropped chunks stay referenced until the array is compacted: compact as soon as they are half of it,
+    // so at most as much dropped output as is held stays alive (amortized: each chunk is moved once per halving).
+    if (this.head >= 8 && this.head * 2 > this.chunks.length) {
       this.chunks = this.chunks.slice(this.head);
       this.head = 0;
     }

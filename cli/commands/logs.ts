@@ -25,7 +25,7 @@ child: its own. -f (--follow) then prints each command as it finishes, until Ctr
 JSON object per line. The manager keeps the last 200 commands per root session.
 
 With a call id (see \`ps\`): that running command's own output as it prints it, stdout to stdout and stderr
-to stderr — the last 1 MiB it printed, then with -f everything that comes until it ends (exiting with its
+to stderr — what it printed last (a background command's last 1 MiB, a foreground one's 64 KiB), then with -f everything that comes until it ends (exiting with its
 exit code). Works for background commands (exec -d) and for foreground ones in progress alike.`;
 
 /** 350 → "350ms", 1234 → "1.2s", 75_000 → "1m15s". */
@@ -63,7 +63,7 @@ export function entryJson(entry: ExecEntry) {
 
 /**
  * One running command's output, as it prints it: stdout and stderr to ours. A gap (this reader fell more than
- * the kept 1 MiB behind) is said on stderr. Following, exits with the command's exit code.
+ * what is kept behind) is said on stderr. Following, exits with the command's exit code.
  */
 async function followOutput(client: SandboxClient, session: string, callID: string, follow: boolean): Promise<number> {
   return untilInterrupted(async (interrupted) => {

@@ -257,7 +257,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A running command's latest output (the last 1 MiB), then with ?follow=1 its output as it comes until it ends */
+        /** A running command's latest output (a background one's last 1 MiB, a foreground one's last 64 KiB), then with ?follow=1 its output as it comes until it ends */
         get: operations["processLogs"];
         put?: never;
         post?: never;
@@ -2432,7 +2432,7 @@ export interface operations {
                             background: boolean;
                             /** @description Output printed so far */
                             outputBytes: number;
-                            /** @description Of it, what is no longer held (the latest 1 MiB is) */
+                            /** @description Of it, what is no longer held (the latest 1 MiB of a background command is, 64 KiB of a foreground one) */
                             droppedBytes: number;
                         }[];
                     };

@@ -228,11 +228,12 @@ describe("dashboard", () => {
       for (const name of ["Overview", "Sessions", "VMs", "Activity", "Settings"]) {
         await show(name);
         if (name === "Activity") await page.getByLabel("Session", { exact: true }).selectOption(ROOT_ID);
-        const overflow = await page.evaluate(() => {
+        // Evaluated in the page (a string: this file is type-checked without the DOM's types).
+        const overflow = (await page.evaluate(`(() => {
           const width = window.innerWidth;
-          const wide = [...document.querySelectorAll("body *")].filter((el) => el.getBoundingClientRect().right > width + 1).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.className ? `.${String(el.className).split(" ")[0]}` : ""}`);
+          const wide = [...document.querySelectorAll("body *")].filter((el) => el.getBoundingClientRect().right > width + 1).map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className ? "." + String(el.className).split(" ")[0] : ""));
           return { scrollWidth: document.documentElement.scrollWidth, width, wide: [...new Set(wide)].slice(0, 8) };
-        });
+        })()`)) as { scrollWidth: number; width: number; wide: string[] };
         expect({ page: name, ...overflow }).toEqual({ page: name, scrollWidth: overflow.width, width: overflow.width, wide: [] });
         await scanAndShoot(`phone-${name.toLowerCase()}.png`);
       }
