@@ -78,10 +78,10 @@ describe("the installed CLI", () => {
     expect(readFileSync(join(elsewhere, name), "utf8")).toBe("keep me\n");
   });
 
-  test("an unknown subcommand (ps) → usage error 2; it never runs the host's program", async () => {
-    const result = await cli(["ps"]);
+  test("an unknown subcommand named like a host program (whoami) → usage error 2; it never runs the host's program", async () => {
+    const result = await cli(["whoami"]);
     expect(result).toMatchObject({ exitCode: 2, stdout: "" });
-    expect(result.stderr).toContain('unknown command "ps"');
+    expect(result.stderr).toContain('unknown command "whoami"');
   });
 
   test("admin subcommands keep --json, --help and the exit codes", async () => {
