@@ -9,6 +9,7 @@ import { ActivityPage } from "./pages/activity";
 import { OverviewPage } from "./pages/overview";
 import { SessionsPage } from "./pages/sessions";
 import { SettingsPage } from "./pages/settings";
+import { VmPage } from "./pages/vm";
 import { VmsPage } from "./pages/vms";
 
 const PAGES = { overview: "Overview", sessions: "Sessions", vms: "VMs", activity: "Activity", settings: "Settings" } as const;
@@ -16,8 +17,12 @@ type Page = keyof typeof PAGES;
 
 const pageFromHash = (): Page => {
   const name = location.hash.slice(1);
+  if (name.startsWith("vm/")) return "vms";
   return name in PAGES ? (name as Page) : "overview";
 };
+
+/** `#vm/<name>`: one VM's own page (pages/vm.tsx), under VMs in the navigation. */
+const vmFromHash = (): string | null => (location.hash.startsWith("#vm/") ? decodeURIComponent(location.hash.slice(4)) : null);
 
 function SignIn({ onSignedIn, error }: { onSignedIn(): void; error: string | null }) {
   const [message, setMessage] = useState<string | null>(error);
@@ -57,6 +62,7 @@ export function App() {
   const [signedIn, setSignedIn] = useState(tokenStore.get() !== null);
   const [refused, setRefused] = useState<string | null>(null);
   const [page, setPage] = useState<Page>(pageFromHash());
+  const [vm, setVm] = useState<string | null>(vmFromHash());
   const [tick, setTick] = useState(0);
   const [feed, setFeed] = useState<EventSourceMessage[]>([]);
   const [stream, setStream] = useState<StreamState>("connecting");
@@ -66,7 +72,7 @@ export function App() {
   useEffect(() => resetRenderError(), [page, tick]);
 
   useEffect(() => {
-    const onHash = () => setPage(pageFromHash());
+    const onHash = () => (setPage(pageFromHash()), setVm(vmFromHash()));
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
   }, []);
@@ -122,8 +128,8 @@ export function App() {
         </button>
       </header>
       <main>
-        <h1>{PAGES[page]}</h1>
-        {renderError ? <ErrorText error={renderError} /> : <Current tick={tick} feed={feed} />}
+        <h1>{vm ? `VM ${vm}` : PAGES[page]}</h1>
+        {renderError ? <ErrorText error={renderError} /> : vm ? <VmPage name={vm} tick={tick} /> : <Current tick={tick} feed={feed} />}
       </main>
     </>
   );

@@ -181,6 +181,40 @@ describe("dashboard", () => {
     await page.getByLabel("Filter by session").fill("");
   });
 
+  test("a VM's page → the CPU chart gains points and shows the load while a command burns CPU; a command run from the page shows its output as it comes", async () => {
+    await m.client.sandbox.set(ROOT_ID, { sandboxed: true });
+    expect(await m.client.run(ROOT_ID, { command: "echo vm-page", cwd: repo })).toMatchObject({ exitCode: 0 });
+    const name = (await m.client.sandbox.get(ROOT_ID)).vmName;
+    await show("VMs");
+    await page.getByRole("link", { name }).click();
+    await page.getByRole("heading", { level: 1, name: `VM ${name}` }).waitFor();
+    const burner = await m.client.processes.start(ROOT_ID, { command: "timeout 20 sh -c 'while :; do :; done'", cwd: repo });
+    try {
+      // Readings every 2 s: a few of them, the latest with the burner's load (the VM has one CPU at most here).
+      const cpu = page.locator('svg[aria-label^="CPU"]');
+      const loaded = async () => Number(await cpu.getAttribute("data-points")) >= 3 && parseFloat(((await cpu.getAttribute("aria-label")) ?? "").replace(/^CPU: /, "")) > 20;
+      await eventually(loaded, 20_000);
+    } finally {
+      await m.client.processes.kill(ROOT_ID, burner.callID);
+    }
+    await page.getByRole("textbox", { name: "Run a command" }).fill("for i in 1 2 3 4; do echo live-$i; sleep 0.7; done");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    const output = page.locator("pre.output");
+    await output.getByText("live-1").waitFor({ timeout: 10_000 });
+    // Shown while it still runs: the last line is not there yet.
+    expect(await output.textContent()).not.toContain("live-4");
+    await page.getByRole("status").filter({ hasText: "exit 0" }).waitFor({ timeout: 10_000 });
+    expect(await output.textContent()).toBe("live-1\nlive-2\nlive-3\nlive-4\n");
+    await scanAndShoot("vm.png");
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+      await scanAndShoot("phone-vm.png");
+    } finally {
+      await page.setViewportSize({ width: 1100, height: 760 });
+    }
+  });
+
   test("Remove, confirmed → the VM leaves the list and GET /api/vms; Cancel keeps it", async () => {
     await m.client.sandbox.set(ROOT_ID, { sandboxed: true });
     expect(await m.client.run(ROOT_ID, { command: "echo again", cwd: repo })).toMatchObject({ exitCode: 0 });

@@ -1,10 +1,12 @@
 /** @jsxImportSource preact */
 // VMs: status, spec, running commands, usage from /api/vms/stats, use times, and removal with confirmation.
-import { useState } from "preact/hooks";
-import { api, describeError } from "../api";
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Answer } from "../../../sdk/api-types";
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { bytes, when } from "../format";
+import { RemoveVm } from "../remove-vm";
+import { useTicker } from "../ticker";
 import { useApi } from "../use-api";
 
 type Vm = {
@@ -17,12 +19,32 @@ type Vm = {
   runningExecs: number;
   lastStopReason: string | null;
 };
-type Stats = { name: string; available: boolean; reason: string | null; cpuSeconds: number | null; memoryBytes: number | null; memoryLimitBytes: number | null; diskUsedBytes: number | null; diskSizeBytes: number | null };
+type Stats = Answer<"listVmStats">["vms"][number] & { cpuPercent?: number | null };
+
+/** Usage refreshed every 2 s while the tab is visible; CPU % over the time between two reads (100% = one CPU). */
+function useStatsWithCpu(refresh: number): { data: { vms: Stats[] } | undefined; error: unknown } {
+  const stats = useApi<{ vms: Stats[] }>("/api/vms/stats", refresh);
+  const previous = useRef<Map<string, Stats>>(new Map());
+  const [withCpu, setWithCpu] = useState<{ vms: Stats[] } | undefined>(undefined);
+  useEffect(() => {
+    if (!stats.data) return;
+    const rows = stats.data.vms.map((now) => {
+      const before = previous.current.get(now.name);
+      const seconds = before ? (now.at - before.at) / 1000 : 0;
+      const cpuPercent = before && now.cpuSeconds !== null && before.cpuSeconds !== null && seconds > 0 ? (Math.max(0, now.cpuSeconds - before.cpuSeconds) / seconds) * 100 : null;
+      return { ...now, cpuPercent };
+    });
+    previous.current = new Map(stats.data.vms.map((s) => [s.name, s]));
+    setWithCpu({ vms: rows });
+  }, [stats.data]);
+  return { data: withCpu, error: stats.error };
+}
 
 export function VmsPage({ tick }: PageProps) {
   const [removed, setRemoved] = useState(0);
+  const poll = useTicker(2000);
   const vms = useApi<{ vms: Vm[] }>("/api/vms", tick + removed);
-  const stats = useApi<{ vms: Stats[] }>("/api/vms/stats", tick + removed);
+  const stats = useStatsWithCpu(tick + removed + poll);
   const list = vms.data?.vms ?? [];
   return (
     <>
@@ -30,7 +52,7 @@ export function VmsPage({ tick }: PageProps) {
       {vms.data && list.length === 0 && <p>No VMs.</p>}
       {list.length > 0 && (
         <table>
-          <caption class="muted">Every VM the manager knows; usage as of the last event.</caption>
+          <caption class="muted">Every VM the manager knows; usage refreshed every 2 s (CPU: 100% is one CPU). A VM's name opens its page.</caption>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -38,7 +60,7 @@ export function VmsPage({ tick }: PageProps) {
               <th scope="col">Status</th>
               <th scope="col">Spec</th>
               <th scope="col">Running commands</th>
-              <th scope="col">CPU time</th>
+              <th scope="col">CPU</th>
               <th scope="col">Memory</th>
               <th scope="col">Disk</th>
               <th scope="col">Created / last used</th>
@@ -57,21 +79,12 @@ export function VmsPage({ tick }: PageProps) {
 }
 
 function VmRow({ vm, stats, onRemoved }: { vm: Vm; stats: Stats | undefined; onRemoved(): void }) {
-  const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  async function remove() {
-    try {
-      await api("DELETE", `/api/vms/${encodeURIComponent(vm.name)}`);
-      onRemoved();
-    } catch (err) {
-      setError(describeError(err));
-    }
-    setConfirming(false);
-  }
   const usage = stats && !stats.available ? stats.reason : null;
   return (
     <tr>
-      <th scope="row">{vm.name}</th>
+      <th scope="row">
+        <a href={`#vm/${encodeURIComponent(vm.name)}`}>{vm.name}</a>
+      </th>
       <td data-label="Session">{vm.rootSessionID ?? "—"}</td>
       <td data-label="Status">
         {vm.status}
@@ -79,33 +92,14 @@ function VmRow({ vm, stats, onRemoved }: { vm: Vm; stats: Stats | undefined; onR
       </td>
       <td data-label="Spec">{vm.spec ? `${vm.spec.cpus} CPU${vm.spec.cpus === 1 ? "" : "s"}, ${vm.spec.memoryMib} MiB, image ${vm.spec.image}` : "—"}</td>
       <td data-label="Running commands">{vm.runningExecs}</td>
-      <td data-label="CPU time">{usage ?? (stats?.cpuSeconds != null ? `${stats.cpuSeconds.toFixed(2)} s` : "—")}</td>
+      <td data-label="CPU">{usage ?? (stats?.cpuPercent != null ? `${stats.cpuPercent.toFixed(1)}%` : stats?.cpuSeconds != null ? "…" : "—")}</td>
       <td data-label="Memory">{usage ? "—" : `${bytes(stats?.memoryBytes)} of ${bytes(stats?.memoryLimitBytes)}`}</td>
       <td data-label="Disk">{usage ? "—" : `${bytes(stats?.diskUsedBytes)} of ${bytes(stats?.diskSizeBytes)}`}</td>
       <td data-label="Created / last used">
         {when(vm.createdAt)} / {when(vm.lastUsedAt)}
       </td>
       <td>
-        {confirming ? (
-          <span role="group" aria-label={`Confirm removal of ${vm.name}`}>
-            Remove {vm.name} and its data volume?{" "}
-            <button type="button" class="danger" onClick={remove}>
-              Yes, remove
-            </button>{" "}
-            <button type="button" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </span>
-        ) : (
-          <button type="button" onClick={() => setConfirming(true)} aria-label={`Remove ${vm.name}`}>
-            Remove
-          </button>
-        )}
-        {error && (
-          <span class="error" role="alert">
-            {error}
-          </span>
-        )}
+        <RemoveVm name={vm.name} onRemoved={onRemoved} />
       </td>
     </tr>
   );

@@ -1,0 +1,181 @@
+/** @jsxImportSource preact */
+// One VM's page (#vm/<name>): its spec and state, CPU and memory over the last minutes (polled every 2 s
+// while the tab is visible), what runs in it with live output, its recent commands, its forwarded ports,
+// and acting on it: run a command (in the background, its output shown as it comes) or remove it.
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Answer } from "../../../sdk/api-types";
+import { api, describeError } from "../api";
+import { ErrorText } from "../error-text";
+import { bytes, when } from "../format";
+import { followOutput, type OutputEnd } from "../live-output";
+import { RemoveVm } from "../remove-vm";
+import { Sparkline } from "../sparkline";
+import { useTicker } from "../ticker";
+import { useApi } from "../use-api";
+import { outcomeOf } from "./activity";
+
+type Vm = Answer<"listVms">["vms"][number];
+type Stats = Answer<"getVmStats">;
+type Processes = Answer<"listProcesses">;
+type Ports = Answer<"listPorts">;
+type History = Answer<"listExecs">;
+
+/** Readings kept for the charts: 5 minutes at one every 2 s. */
+const KEPT_READINGS = 150;
+const POLL_MS = 2000;
+
+type Reading = { at: number; cpuPercent: number; memoryMib: number };
+
+/** CPU and memory readings since the page opened; CPU % from the CPU seconds between two reads (100% = one CPU). */
+function useUsage(name: string, poll: number): { readings: Reading[]; stats: Stats | undefined; error: unknown } {
+  const stats = useApi<Stats>(`/api/vms/${encodeURIComponent(name)}/stats`, poll);
+  const readings = useRef<Reading[]>([]);
+  const last = useRef<Stats | undefined>(undefined);
+  const now = stats.data;
+  if (now && now !== last.current && now.cpuSeconds !== null) {
+    const before = last.current;
+    const seconds = before ? (now.at - before.at) / 1000 : 0;
+    if (before && before.cpuSeconds !== null && seconds > 0) {
+      const cpuPercent = (Math.max(0, now.cpuSeconds - before.cpuSeconds) / seconds) * 100;
+      readings.current = [...readings.current, { at: now.at, cpuPercent, memoryMib: (now.memoryBytes ?? 0) / 1024 / 1024 }].slice(-KEPT_READINGS);
+    }
+    last.current = now;
+  }
+  return { readings: readings.current, stats: now, error: stats.error };
+}
+
+/** A running command's output as it comes, until it ends. */
+function LiveOutput({ session, callID }: { session: string; callID: string }) {
+  const [text, setText] = useState("");
+  const [end, setEnd] = useState<OutputEnd | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const abort = new AbortController();
+    followOutput(session, callID, abort.signal, { text: (more) => setText((old) => (old + more).slice(-65_536)), end: setEnd }).catch((err: unknown) => !abort.signal.aborted && setError(describeError(err)));
+    return () => abort.abort();
+  }, [session, callID]);
+  const ended = end === null ? "running" : "error" in end ? `failed: ${end.error}` : end.timedOut ? "timed out" : end.cancelled ? "cancelled" : `exit ${end.exitCode}`;
+  return (
+    <section aria-label={`Output of ${callID}`}>
+      <p class="muted" role="status">
+        {callID}: {ended}
+      </p>
+      <pre class="output" tabIndex={0}>{text}</pre>
+      {error && <p class="error">{error}</p>}
+    </section>
+  );
+}
+
+export function VmPage({ name, tick }: { name: string; tick: number }) {
+  const poll = useTicker(POLL_MS);
+  const vms = useApi<Answer<"listVms">>("/api/vms", tick);
+  const vm: Vm | undefined = vms.data?.vms.find((v) => v.name === name);
+  const root = vm?.rootSessionID ?? null;
+  const usage = useUsage(name, tick + poll);
+  const processes = useApi<Processes>(root ? `/api/sessions/${encodeURIComponent(root)}/processes` : null, tick + poll);
+  const history = useApi<History>(root ? `/api/sessions/${encodeURIComponent(root)}/execs?limit=10` : null, tick);
+  const ports = useApi<Ports>(root ? `/api/sessions/${encodeURIComponent(root)}/ports` : null, tick);
+  const [watching, setWatching] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+
+  async function runCommand(event: Event) {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const command = String(new FormData(form).get("command") ?? "").trim();
+    if (!root || !command) return;
+    setActionError(null);
+    try {
+      const started = await api<{ callID: string }>("POST", `/api/sessions/${encodeURIComponent(root)}/exec`, { command, background: true });
+      setWatching(started.callID);
+      form.reset();
+    } catch (err) {
+      setActionError(describeError(err));
+    }
+  }
+
+  if (vms.data && !vm) return <p>No VM named {name} (it was removed). <a href="#vms">All VMs</a></p>;
+  const memoryLimitMib = usage.stats?.memoryLimitBytes ? usage.stats.memoryLimitBytes / 1024 / 1024 : (vm?.spec?.memoryMib ?? 0);
+  return (
+    <>
+      <ErrorText error={vms.error ?? usage.error ?? processes.error ?? history.error ?? ports.error} />
+      {vm && (
+        <dl class="facts">
+          <dt>Session</dt>
+          <dd>{vm.rootSessionID ?? "—"}</dd>
+          <dt>Status</dt>
+          <dd>
+            {vm.status}
+            {vm.lastStopReason && ` (last stop: ${vm.lastStopReason})`}
+          </dd>
+          <dt>Spec</dt>
+          <dd>{vm.spec ? `${vm.spec.cpus} CPU${vm.spec.cpus === 1 ? "" : "s"}, ${vm.spec.memoryMib} MiB, /tmp ${vm.spec.tmpSizeMib} MiB` : "—"}</dd>
+          <dt>Image</dt>
+          <dd>{vm.spec?.image ?? "—"}</dd>
+          <dt>Created / last used</dt>
+          <dd>
+            {when(vm.createdAt)} / {when(vm.lastUsedAt)}
+          </dd>
+          <dt>Disk</dt>
+          <dd>{usage.stats?.available ? `${bytes(usage.stats.diskUsedBytes)} of ${bytes(usage.stats.diskSizeBytes)}` : (usage.stats?.reason ?? "—")}</dd>
+        </dl>
+      )}
+      <h2>Usage</h2>
+      <div class="charts">
+        <Sparkline label="CPU" unit="%" values={usage.readings.map((r) => r.cpuPercent)} max={(vm?.spec?.cpus ?? 1) * 100} />
+        <Sparkline label="Memory" unit="MiB" values={usage.readings.map((r) => r.memoryMib)} max={memoryLimitMib} />
+      </div>
+      <h2>Running now</h2>
+      {(processes.data?.processes ?? []).length === 0 ? (
+        <p class="muted">Nothing runs.</p>
+      ) : (
+        <ul>
+          {processes.data!.processes.map((p) => (
+            <li key={p.callID}>
+              <code>{p.command.split("\n")[0]}</code> — {p.background ? "background" : "foreground"}, since {when(p.startedAt)}{" "}
+              <button type="button" onClick={() => setWatching(p.callID)} aria-label={`Show output of ${p.callID}`}>
+                Show output
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {root && watching && <LiveOutput key={watching} session={root} callID={watching} />}
+      <form class="field" aria-label="Run a command" onSubmit={runCommand}>
+        <label for="vm-command">Run a command</label>
+        <input id="vm-command" name="command" required />
+        <button type="submit" disabled={!root}>
+          Run
+        </button>
+      </form>
+      <h2>Recent commands</h2>
+      <ul>
+        {(history.data?.execs ?? []).map((e) => (
+          <li key={e.id}>
+            {when(e.startedAt)} <code>{e.command.split("\n")[0]}</code> — {outcomeOf(e)}
+          </li>
+        ))}
+      </ul>
+      <h2>Forwarded ports</h2>
+      {(ports.data?.ports ?? []).length === 0 ? (
+        <p class="muted">None (session-sandbox port-forward).</p>
+      ) : (
+        <ul>
+          {ports.data!.ports.map((p) => (
+            <li key={p.port}>
+              VM port {p.port}: <a href={p.url}>{p.url}</a>
+            </li>
+          ))}
+        </ul>
+      )}
+      <h2>Remove</h2>
+      <p>
+        <RemoveVm name={name} onRemoved={() => (location.hash = "vms")} />
+      </p>
+      {actionError && (
+        <p class="error" role="alert">
+          {actionError}
+        </p>
+      )}
+    </>
+  );
+}
