@@ -92,6 +92,16 @@ describe("dashboard", () => {
     await scanAndShoot("overview.png");
   });
 
+  test("overview → says each thing once: no sentence of its runtime, tiers and doctor findings repeats", async () => {
+    await show("Overview");
+    await page.getByRole("heading", { name: "Doctor" }).waitFor();
+    await page.getByText(/checks pass|Warning|Problem/).first().waitFor();
+    const text = (await page.locator("main").innerText()).replace(/\s+/g, " ");
+    const sentences = text.split(/(?<=[.;)])\s+|: | — /).map((s) => s.trim()).filter((s) => s.length >= 40);
+    const repeated = sentences.filter((sentence, i) => sentences.indexOf(sentence) !== i);
+    expect(repeated).toEqual([]);
+  });
+
   test("sessions → the registered tree, forks marked; a session registered through the API appears without reload", async () => {
     await show("Sessions");
     await page.getByRole("heading", { name: ROOT_ID }).waitFor();
@@ -197,13 +207,13 @@ describe("dashboard", () => {
     } finally {
       await m.client.processes.kill(ROOT_ID, burner.callID);
     }
-    await page.getByRole("textbox", { name: "Run a command" }).fill("for i in 1 2 3 4; do echo live-$i; sleep 0.7; done");
+    await page.getByRole("textbox", { name: "Run a command" }).fill("for i in 1 2 3 4; do echo live-$i; sleep 1.5; done");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const output = page.locator("pre.output");
-    await output.getByText("live-1").waitFor({ timeout: 10_000 });
+    await output.getByText("live-1").waitFor({ timeout: 20_000 });
     // Shown while it still runs: the last line is not there yet.
     expect(await output.textContent()).not.toContain("live-4");
-    await page.getByRole("status").filter({ hasText: "exit 0" }).waitFor({ timeout: 10_000 });
+    await page.getByRole("status").filter({ hasText: "exit 0" }).waitFor({ timeout: 20_000 });
     expect(await output.textContent()).toBe("live-1\nlive-2\nlive-3\nlive-4\n");
     await scanAndShoot("vm.png");
     await page.setViewportSize({ width: 390, height: 844 });

@@ -18,6 +18,23 @@ function runtimeName({ name, version }: Health["runtime"]): string {
   return version ? (version.startsWith(name) ? version : `${name} ${version}`) : name;
 }
 
+/** Why this runtime, without its name and version again when the reason repeats them. */
+function runtimeReason(runtime: Health["runtime"]): string {
+  const name = runtimeName(runtime);
+  return runtime.reason.replace(`: ${name}`, "").replace(name, "").replace(/[:\s]+$/, "").trim();
+}
+
+/**
+ * A doctor finding whose text the tiers list already shows (the same KVM explanation came up to five
+ * times) points there instead of saying it again.
+ */
+function shownAbove(texts: string[], tierReasons: string[]): boolean {
+  return texts.some((text) => {
+    const start = text.slice(0, 60);
+    return start.length >= 20 && tierReasons.some((reason) => reason.includes(start));
+  });
+}
+
 export function OverviewPage({ tick }: PageProps) {
   const health = useApi<Health>("/api/health", tick);
   const settings = useApi<{ enabled: boolean; maxRunningVms: number }>("/api/settings/sandbox", tick);
@@ -25,6 +42,9 @@ export function OverviewPage({ tick }: PageProps) {
   const doctor = useApi<Doctor>("/api/doctor", tick);
   const running = vms.data?.vms.filter((vm) => vm.status === "running").length;
   const problems = doctor.data?.checks.filter((check) => !check.ok) ?? [];
+  const tierReasons = Object.values(health.data?.runtime.tiers ?? {}).filter((status) => !status.available).map((status) => status.reason);
+  const pointed = problems.filter((check) => shownAbove([check.detail, check.fix ?? ""], tierReasons));
+  const own = problems.filter((check) => !pointed.includes(check));
   return (
     <>
       <ErrorText error={health.error ?? settings.error ?? vms.error ?? doctor.error} />
@@ -35,7 +55,7 @@ export function OverviewPage({ tick }: PageProps) {
         <dd>{health.data ? `Up, version ${health.data.version}` : "…"}</dd>
         <dt>Runtime</dt>
         <dd>
-          {health.data ? `${runtimeName(health.data.runtime)} (${health.data.runtime.available ? "available" : "unavailable"}): ${health.data.runtime.reason}` : "…"}
+          {health.data ? `${runtimeName(health.data.runtime)} (${health.data.runtime.available ? "available" : "unavailable"})${runtimeReason(health.data.runtime) ? `: ${runtimeReason(health.data.runtime)}` : ""}` : "…"}
         </dd>
         <dt>Isolation tiers</dt>
         <dd>
@@ -43,7 +63,9 @@ export function OverviewPage({ tick }: PageProps) {
             <ul class="tiers">
               {Object.entries(health.data.runtime.tiers).map(([tier, status]) => (
                 <li key={tier}>
-                  {tier}: {status.available ? "works here" : "not available"} — {status.reason}
+                  {tier}: {status.available ? "works here" : "not available"}
+                  {/* A tier that works is the runtime named above; one that does not says why, once. */}
+                  {status.available ? null : ` — ${status.reason}`}
                 </li>
               ))}
             </ul>
@@ -59,7 +81,12 @@ export function OverviewPage({ tick }: PageProps) {
       <h2>Doctor</h2>
       {doctor.data && (problems.length === 0 ? <p>All {doctor.data.checks.length} checks pass.</p> : null)}
       <ul class="checks">
-        {problems.map((check) => (
+        {pointed.length > 0 && (
+          <li>
+            <strong>{pointed.some((check) => check.required) ? "Problems" : "Warnings"}: {pointed.map((check) => check.name).join(", ")}</strong> — the reason and its fix are under Isolation tiers above
+          </li>
+        )}
+        {own.map((check) => (
           <li key={check.name}>
             <strong>{check.required ? "Problem" : "Warning"}: {check.name}</strong> — {check.detail}
             {check.fix && <p>Fix: {check.fix}</p>}
