@@ -358,11 +358,11 @@ export function runtimeContractSuite(driverName: string, target: ContractTarget)
       // Unthrottled this would be ~2.0 (two loops on a 2-CPU host); the quota caps it near cpus.
       const rate = (after.usageUs - before.usageUs) / wallUs;
       expect(rate).toBeLessThan(cpus * 1.3);
-      // The quota's own counters: a half-CPU quota is always reached by two loops. A whole-CPU quota is
-      // reached only when the host has more than one CPU to give; on a host loaded by other work (other test
-      // files run beside this one) the loops may average 90% of a CPU without filling any one period, and
-      // then the cap above is the whole proof. Only a rate at the quota itself says every period was full.
-      if (cpus < 1 || rate > cpus * 0.99) {
+      // The quota's own counters show only when the loops got the whole quota: a host loaded by other work
+      // (other test files run beside this one, the CPUs 95% busy) can give two loops less than even half a
+      // CPU in every period (seen in CI), and then the cap above is the whole proof. Only a rate at the quota
+      // itself says every period was full.
+      if (rate > cpus * 0.99) {
         expect(after.nrThrottled).toBeGreaterThan(before.nrThrottled);
         expect(after.throttledUs).toBeGreaterThan(0);
       }
