@@ -1,4 +1,6 @@
 // Display helpers: times, sizes and the API's unions as short text.
+import type * as Api from "../../sdk/api-types";
+
 export const when = (ms: number | null | undefined): string => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 19) : "—");
 
 export function bytes(n: number | null | undefined): string {
@@ -7,8 +9,8 @@ export function bytes(n: number | null | undefined): string {
   return mib >= 1024 ? `${(mib / 1024).toFixed(1)} GiB` : `${mib.toFixed(1)} MiB`;
 }
 
-export type NetworkPolicy = { mode: "none" } | { mode: "all" } | { mode: "allowlist"; allow: string[] };
-export type ImageChoice = { kind: "recipe"; packages: string[] } | { kind: "oci"; reference: string };
+export type NetworkPolicy = Api.NetworkPolicy;
+export type ImageChoice = Api.ImageChoice;
 
 export const network = (p: NetworkPolicy): string => (p.mode === "allowlist" ? `allowlist: ${p.allow.join(", ") || "(empty)"}` : p.mode);
 export const image = (i: ImageChoice): string =>

@@ -4,9 +4,11 @@ import { useState } from "preact/hooks";
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { when } from "../format";
+import type * as Api from "../../../sdk/api-types";
 import { useApi } from "../use-api";
 
-type Exec = { id: string; sessionID: string; command: string; startedAt: number; finishedAt: number | null; durationMs: number | null; exitCode: number | null; timedOut: boolean; cancelled: boolean; oomKilled: boolean; error: string | null };
+/** The server's own shape (the SDK's type, generated from its OpenAPI document), not a copy. */
+type Exec = Api.ExecHistoryEntry;
 
 /** How a command ended, in the CLI's words: a cancelled or timed-out command's 137 is not its own exit code. */
 export function outcomeOf(e: Exec): string {

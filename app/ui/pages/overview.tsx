@@ -2,15 +2,12 @@
 // Overview: is sandboxing on, which runtime and why, running VMs against the cap, the host, doctor problems.
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
+import type * as Api from "../../../sdk/api-types";
 import { useApi } from "../use-api";
 
-type TierStatus = { available: boolean; reason: string };
-type Health = {
-  version: string;
-  runtime: { name: string | null; available: boolean; version: string | null; reason: string; notUsed: Record<string, string>; tiers?: Record<string, TierStatus> };
-  host: { cpus: number; memoryMib: number };
-};
-type Doctor = { ok: boolean; checks: { name: string; ok: boolean; required: boolean; detail: string; fix: string | null }[] };
+// The server's own shapes (the SDK's types, generated from its OpenAPI document), not copies.
+type Health = Api.Health;
+type Doctor = Api.DoctorReport;
 
 /** The runtime's name and version, without saying the name twice when the version already starts with it. */
 function runtimeName({ name, version }: Health["runtime"]): string {

@@ -5,22 +5,13 @@ import { api, ApiError, describeError } from "../api";
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { image, network, when, type ImageChoice, type NetworkPolicy } from "../format";
+import type * as Api from "../../../sdk/api-types";
 import { useApi } from "../use-api";
 
-type ListedSession = { id: string; parentID: string | null; forkOf: string | null; directory: string; rootSessionID: string | null; sandboxed: boolean | null; vmName: string | null };
-type Sandbox = {
-  sessionID: string;
-  sandboxed: boolean;
-  source: string;
-  serverEnabled: boolean;
-  resources: { override: { cpus: number | null; memoryMib: number | null } | null; effective: { cpus: number; memoryMib: number } };
-  network: { effective: NetworkPolicy };
-  image: { effective: ImageChoice };
-  isolation: { override: string | null; effective: string };
-  vmName: string;
-  lastStop: { status: string; reason: string | null; at: number } | null;
-};
-type Vm = { name: string; status: string };
+// The server's own shapes (the SDK's types, generated from its OpenAPI document), not copies.
+type ListedSession = Api.ListedSession;
+type Sandbox = Api.SessionSandbox;
+type Vm = Api.Vm;
 
 export function SessionsPage({ tick }: PageProps) {
   const sessions = useApi<{ sessions: ListedSession[] }>("/api/sessions", tick);

@@ -9,16 +9,8 @@ import { RemoveVm } from "../remove-vm";
 import { useTicker } from "../ticker";
 import { useApi } from "../use-api";
 
-type Vm = {
-  name: string;
-  rootSessionID: string | null;
-  status: string;
-  spec: { cpus: number; memoryMib: number; tmpSizeMib: number; image: string } | null;
-  createdAt: number | null;
-  lastUsedAt: number | null;
-  runningExecs: number;
-  lastStopReason: string | null;
-};
+// The server's own shapes (the SDK's types, generated from its OpenAPI document), not copies.
+type Vm = Answer<"listVms">["vms"][number];
 type Stats = Answer<"listVmStats">["vms"][number] & { cpuPercent?: number | null };
 
 /** Usage refreshed every 2 s while the tab is visible; CPU % over the time between two reads (100% = one CPU). */
