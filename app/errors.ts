@@ -69,8 +69,8 @@ export class DomainError extends Error {
 
 /** Thrown when the bearer token is missing or wrong. */
 export class UnauthorizedError extends DomainError {
-  constructor() {
-    super(401, "UNAUTHORIZED", "missing or wrong bearer token: send `Authorization: Bearer <token>` (print it with `bun run token`)");
+  constructor(message = "missing or wrong bearer token: send `Authorization: Bearer <token>` (print it with `bun run token`)") {
+    super(401, "UNAUTHORIZED", message);
   }
 }
 

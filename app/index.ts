@@ -14,6 +14,8 @@ import { fileRoutes } from "./routes/files";
 import type { FilesService } from "./services/files";
 import { portRoutes } from "./routes/ports";
 import { processRoutes } from "./routes/processes";
+import { shellTicketRoutes } from "./routes/shell-tickets";
+import { createShellTickets, type ShellTickets } from "./services/shell-tickets";
 import type { PortsService } from "./services/ports";
 import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
@@ -41,6 +43,8 @@ type AppDeps = {
   execService: ExecService;
   files: FilesService;
   ports: PortsService;
+  /** Tickets for the shell WebSocket; tests pass one with a short life. */
+  shellTickets?: ShellTickets;
   maxUploadBytes?: number;
   supervisor: Supervisor;
   images: ImageService;
@@ -55,12 +59,12 @@ type AppDeps = {
   vmStats: VmStatsService;
 };
 
-export function createApp({ services, execService, files, ports, maxUploadBytes, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
+export function createApp({ services, execService, files, ports, shellTickets = createShellTickets(), maxUploadBytes, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
       .use(errorHandler(log))
-      .use(bearerAuth(token, { users: services.users, sessionAccess: services.sessionAccess }))
+      .use(bearerAuth(token, { users: services.users, sessionAccess: services.sessionAccess }, shellTickets))
       .use(openApiDocument(OPENAPI_JSON_PATH, { title: "session-sandbox manager", version, description: "Sandbox VMs for OpenCode root sessions" }))
       .use(healthRoutes(version, services.host, runtimeStatus))
       .use(sessionRoutes(services))
@@ -78,6 +82,7 @@ export function createApp({ services, execService, files, ports, maxUploadBytes,
       .use(opsRoutes(events, metrics, doctor))
       .use(caRoutes(ca, log))
       .use(shellRoutes(execService))
+      .use(shellTicketRoutes(services.sessions, shellTickets))
       .use(vmStatsRoutes(vmStats, services.users))
       .use(dashboardRoutes())
   );

@@ -5,6 +5,7 @@ import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { UnauthorizedError } from "../errors";
 import type { Principal } from "../services/users";
+import type { ShellTickets } from "../services/shell-tickets";
 import { authorizeUser, type UserAccess } from "./user-access";
 
 /** The dashboard's page and assets hold no data: it signs in with the token and calls /api with it. */
@@ -30,8 +31,14 @@ export function tokenCheck(token: string): (presented: string) => boolean {
   return (presented) => timingSafeEqual(expected, Bun.SHA256.hash(presented) as Uint8Array);
 }
 
-/** `access`: the users' tokens and what they may do; without it only the manager's own token is accepted. */
-export function bearerAuth(token: string, access?: UserAccess) {
+/** The shell's WebSocket, the one route a browser opens with a ticket (app/services/shell-tickets.ts) instead of the token. */
+const SHELL_PATH = /^\/api\/sessions\/([^/]+)\/shell$/;
+
+/**
+ * `access`: the users' tokens and what they may do; without it only the manager's own token is accepted.
+ * `tickets`: single-use tickets for the shell WebSocket, which a browser cannot give a header.
+ */
+export function bearerAuth(token: string, access?: UserAccess, tickets?: ShellTickets) {
   const matches = tokenCheck(token);
   return new Elysia({ name: "bearer-auth" }).onRequest((context) => {
     const { request } = context;
@@ -41,6 +48,13 @@ export function bearerAuth(token: string, access?: UserAccess) {
     if (request.method === "GET" && path !== undefined && PUBLIC_PATHS.has(path)) return;
     const match = BEARER.exec(request.headers.get("authorization") ?? "");
     const presented = match?.[1]?.trim();
+    const shell = request.method === "GET" && !presented ? SHELL_PATH.exec(path ?? "") : null;
+    if (shell && tickets) {
+      const ticket = new URL(request.url).searchParams.get("ticket");
+      const principal = ticket ? tickets.redeem(ticket, decodeURIComponent(shell[1]!)) : undefined;
+      if (!principal) throw new UnauthorizedError("the shell ticket is unknown, already used, expired or for another session; ask for a new one (POST /api/sessions/:id/shell/tickets)");
+      return void principals.set(request, principal);
+    }
     if (presented && matches(presented)) return void principals.set(request, { kind: "admin" });
     const user = presented ? access?.users.authenticate(presented) : undefined;
     if (!user || user.kind !== "user") throw new UnauthorizedError();

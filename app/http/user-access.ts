@@ -17,6 +17,7 @@ const USER_RULES: Rule[] = [
   { methods: ["GET", "DELETE"], pattern: /^\/api\/sessions\/([^/]+)$/, scope: "session" },
   { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/exec$/, scope: "session" },
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/shell$/, scope: "session" },
+  { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/shell\/tickets$/, scope: "session" },
   { methods: ["GET", "PUT"], pattern: /^\/api\/sessions\/([^/]+)\/files$/, scope: "session" },
   { methods: ["GET", "POST"], pattern: /^\/api\/sessions\/([^/]+)\/ports$/, scope: "session" },
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/processes(?:\/[^/]+\/logs)?$/, scope: "session" },

@@ -28,6 +28,7 @@ const ShellQuery = t.Object(
     rows: t.Optional(Dimension),
     cols: t.Optional(Dimension),
     term: t.Optional(t.String({ pattern: "^[A-Za-z0-9._+-]{1,64}$", description: "TERM in the VM; default xterm-256color" })),
+    ticket: t.Optional(t.String({ maxLength: 128, description: "A single-use ticket (POST …/shell/tickets) instead of the Authorization header, which a browser cannot send on a WebSocket" })),
   },
   { additionalProperties: false },
 );

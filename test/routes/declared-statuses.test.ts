@@ -184,6 +184,14 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     409: { method: "DELETE", path: "/api/sessions/ses_cyc_a/ports/8000" },
     422: { method: "DELETE", path: "/api/sessions/ses_root/ports/0" },
   },
+  "POST /api/sessions/:id/shell/tickets": {
+    201: { method: "POST", path: "/api/sessions/ses_root/shell/tickets" },
+    400: { method: "POST", path: "/api/sessions/ses_deep39/shell/tickets" },
+    401: { method: "POST", path: "/api/sessions/ses_root/shell/tickets", token: null },
+    404: { method: "POST", path: "/api/sessions/ses_ghost/shell/tickets" },
+    409: { method: "POST", path: "/api/sessions/ses_cyc_a/shell/tickets" },
+    422: { method: "POST", path: "/api/sessions/.../shell/tickets" },
+  },
   "GET /api/sessions/:id/processes": {
     200: { method: "GET", path: "/api/sessions/ses_child/processes" },
     400: { method: "GET", path: "/api/sessions/ses_deep39/processes" },
