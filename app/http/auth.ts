@@ -9,7 +9,7 @@ import type { ShellTickets } from "../services/shell-tickets";
 import { authorizeUser, type UserAccess } from "./user-access";
 
 /** The dashboard's page and assets hold no data: it signs in with the token and calls /api with it. */
-const PUBLIC_PATHS = new Set(["/api/health", "/", "/ui/app.js", "/ui/app.css"]);
+const PUBLIC_PATHS = new Set(["/api/health", "/", "/ui/app.js", "/ui/app.css", "/ui/terminal.js", "/ui/terminal.css"]);
 
 const BEARER = /^Bearer\s+(.+)$/i;
 

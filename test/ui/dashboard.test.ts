@@ -225,6 +225,36 @@ describe("dashboard", () => {
     }
   });
 
+  test("a VM's terminal → loaded on demand, runs hostname and shows the VM's name; Ctrl-C interrupts sleep 100; no CSP refusal", async () => {
+    const name = (await m.client.sandbox.get(ROOT_ID)).vmName;
+    const cspRefusals: string[] = [];
+    const onConsole = (message: { text(): string }) => message.text().includes("Content Security Policy") && cspRefusals.push(message.text());
+    page.on("console", onConsole);
+    try {
+      await page.goto(`${m.manager.url}/#vm/${encodeURIComponent(name)}`);
+      await page.getByRole("heading", { level: 1, name: `VM ${name}` }).waitFor();
+      const loaded: string[] = [];
+      page.on("request", (request) => loaded.push(new URL(request.url()).pathname));
+      await page.getByRole("button", { name: "Open a terminal" }).click();
+      const rows = page.locator(".terminal .xterm-rows");
+      await rows.waitFor({ timeout: 15_000 });
+      expect(loaded).toContain("/ui/terminal.js");
+      await page.getByRole("button", { name: "Close the terminal" }).waitFor();
+      await page.keyboard.type("hostname\n");
+      await rows.getByText(name, { exact: true }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.type("sleep 100\n");
+      await page.waitForTimeout(500);
+      await page.keyboard.press("Control+C");
+      await page.keyboard.type("echo after-$((2+2))\n");
+      await rows.getByText("after-4", { exact: true }).waitFor({ timeout: 15_000 });
+      await scanAndShoot("terminal.png");
+      await page.getByRole("button", { name: "Close the terminal" }).click();
+    } finally {
+      page.off("console", onConsole);
+    }
+    expect(cspRefusals).toEqual([]);
+  });
+
   test("Remove, confirmed → the VM leaves the list and GET /api/vms; Cancel keeps it", async () => {
     await m.client.sandbox.set(ROOT_ID, { sandboxed: true });
     expect(await m.client.run(ROOT_ID, { command: "echo again", cwd: repo })).toMatchObject({ exitCode: 0 });

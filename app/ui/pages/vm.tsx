@@ -66,6 +66,54 @@ function LiveOutput({ session, callID }: { session: string; callID: string }) {
   );
 }
 
+/** Where the terminal's own bundle is served: fetched only when a terminal is opened (a variable, so the page's bundle does not take it in). */
+const TERMINAL_MODULE = "/ui/terminal.js";
+
+/** The session's interactive shell in the page (xterm.js over the shell WebSocket, opened with a ticket). */
+function TerminalPanel({ session }: { session: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const handle = useRef<{ close(): void } | null>(null);
+  const [state, setState] = useState<"closed" | "opening" | "open">("closed");
+  const [ended, setEnded] = useState<string | null>(null);
+  useEffect(() => () => handle.current?.close(), []);
+  async function open() {
+    setState("opening");
+    setEnded(null);
+    try {
+      const terminal = (await import(TERMINAL_MODULE)) as typeof import("../terminal/main");
+      handle.current = await terminal.openTerminal(box.current!, session, setEnded);
+      setState("open");
+    } catch (err) {
+      setEnded(describeError(err));
+      setState("closed");
+    }
+  }
+  function close() {
+    handle.current?.close();
+    handle.current = null;
+    setState("closed");
+  }
+  return (
+    <section aria-label="Terminal">
+      {state === "open" ? (
+        <button type="button" onClick={close}>
+          Close the terminal
+        </button>
+      ) : (
+        <button type="button" onClick={open} disabled={state === "opening"}>
+          Open a terminal
+        </button>
+      )}
+      {ended && (
+        <p class="muted" role="status">
+          {ended}
+        </p>
+      )}
+      <div class="terminal" ref={box} hidden={state === "closed"} />
+    </section>
+  );
+}
+
 export function VmPage({ name, tick }: { name: string; tick: number }) {
   const poll = useTicker(POLL_MS);
   const vms = useApi<Answer<"listVms">>("/api/vms", tick);
@@ -140,6 +188,8 @@ export function VmPage({ name, tick }: { name: string; tick: number }) {
         </ul>
       )}
       {root && watching && <LiveOutput key={watching} session={root} callID={watching} />}
+      <h2>Terminal</h2>
+      {root ? <TerminalPanel session={root} /> : <p class="muted">The VM belongs to no session.</p>}
       <form class="field" aria-label="Run a command" onSubmit={runCommand}>
         <label for="vm-command">Run a command</label>
         <input id="vm-command" name="command" required />
