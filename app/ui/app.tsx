@@ -129,7 +129,7 @@ export function App() {
       </header>
       <main>
         <h1>{vm ? `VM ${vm}` : PAGES[page]}</h1>
-        {renderError ? <ErrorText error={renderError} /> : vm ? <VmPage name={vm} tick={tick} /> : <Current tick={tick} feed={feed} />}
+        {renderError ? <ErrorText error={renderError} /> : vm ? <VmPage name={vm} tick={tick} feed={feed} /> : <Current tick={tick} feed={feed} />}
       </main>
     </>
   );

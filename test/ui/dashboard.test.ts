@@ -209,12 +209,23 @@ describe("dashboard", () => {
     }
     await page.getByRole("textbox", { name: "Run a command" }).fill("for i in 1 2 3 4; do echo live-$i; sleep 1.5; done");
     await page.getByRole("button", { name: "Run", exact: true }).click();
-    const output = page.locator("pre.output");
+    const output = page.getByRole("region", { name: /^Output of / }).locator("pre");
     await output.getByText("live-1").waitFor({ timeout: 20_000 });
     // Shown while it still runs: the last line is not there yet.
     expect(await output.textContent()).not.toContain("live-4");
     await page.getByRole("status").filter({ hasText: "exit 0" }).waitFor({ timeout: 20_000 });
     expect(await output.textContent()).toBe("live-1\nlive-2\nlive-3\nlive-4\n");
+    // Its state over time comes from the manager's event ring: it booted and runs.
+    await page.getByRole("heading", { name: "State over time" }).waitFor();
+    expect(await page.locator("li").filter({ hasText: /\d\d:\d\d:\d\d running$/ }).count()).toBeGreaterThan(0);
+    // Forward a port from the page: a link to the server in the VM, which answers from here.
+    expect((await m.client.run(ROOT_ID, { command: "mkdir -p /tmp/page-www && echo from-the-page > /tmp/page-www/index.html && (cd /tmp/page-www && python3 -m http.server 8131 >/dev/null 2>&1 &) && sleep 1", cwd: repo })).exitCode).toBe(0);
+    await page.getByRole("spinbutton", { name: "Forward the VM's port" }).fill("8131");
+    await page.getByRole("button", { name: "Forward", exact: true }).click();
+    const link = page.getByRole("link", { name: /^http:\/\/127\.0\.0\.1:\d+\/$/ });
+    await link.waitFor({ timeout: 10_000 });
+    expect(await (await fetch((await link.getAttribute("href"))!)).text()).toBe("from-the-page\n");
+    await m.client.ports.close(ROOT_ID, 8131);
     await scanAndShoot("vm.png");
     await page.setViewportSize({ width: 390, height: 844 });
     try {
@@ -240,6 +251,8 @@ describe("dashboard", () => {
       await rows.waitFor({ timeout: 15_000 });
       expect(loaded).toContain("/ui/terminal.js");
       await page.getByRole("button", { name: "Close the terminal" }).waitFor();
+      // Typed once the shell's prompt shows: keys before the socket opens have nowhere to go.
+      await rows.getByText(/root@/).first().waitFor({ timeout: 15_000 });
       await page.keyboard.type("hostname\n");
       await rows.getByText(name, { exact: true }).first().waitFor({ timeout: 15_000 });
       await page.keyboard.type("sleep 100\n");

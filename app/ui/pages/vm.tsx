@@ -13,6 +13,7 @@ import { Sparkline } from "../sparkline";
 import { useTicker } from "../ticker";
 import { useApi } from "../use-api";
 import { outcomeOf } from "./activity";
+import type { PageProps } from "./page-props";
 
 type Vm = Answer<"listVms">["vms"][number];
 type Stats = Answer<"getVmStats">;
@@ -114,7 +115,19 @@ function TerminalPanel({ session }: { session: string }) {
   );
 }
 
-export function VmPage({ name, tick }: { name: string; tick: number }) {
+/** This VM's state changes, newest first, from the event feed (which the page backfills from the manager's ring). */
+function stateHistory(feed: PageProps["feed"], name: string): { id: string; at: number; status: string; reason: string | null }[] {
+  return feed.flatMap((message) => {
+    try {
+      const event = JSON.parse(message.data) as { type?: string; vmName?: string; status?: string; reason?: string | null; at?: number };
+      return event.type === "vm" && event.vmName === name && event.status && event.at ? [{ id: message.id ?? String(event.at), at: event.at, status: event.status, reason: event.reason ?? null }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+export function VmPage({ name, tick, feed }: { name: string; tick: number; feed: PageProps["feed"] }) {
   const poll = useTicker(POLL_MS);
   const vms = useApi<Answer<"listVms">>("/api/vms", tick);
   const vm: Vm | undefined = vms.data?.vms.find((v) => v.name === name);
@@ -125,6 +138,21 @@ export function VmPage({ name, tick }: { name: string; tick: number }) {
   const ports = useApi<Ports>(root ? `/api/sessions/${encodeURIComponent(root)}/ports` : null, tick);
   const [watching, setWatching] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
+  const states = stateHistory(feed, name);
+
+  async function forwardPort(event: Event) {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const port = Number(new FormData(form).get("port"));
+    if (!root) return;
+    setActionError(null);
+    try {
+      await api("POST", `/api/sessions/${encodeURIComponent(root)}/ports`, { port });
+      form.reset();
+    } catch (err) {
+      setActionError(describeError(err));
+    }
+  }
 
   async function runCommand(event: Event) {
     event.preventDefault();
@@ -167,6 +195,19 @@ export function VmPage({ name, tick }: { name: string; tick: number }) {
           <dd>{usage.stats?.available ? `${bytes(usage.stats.diskUsedBytes)} of ${bytes(usage.stats.diskSizeBytes)}` : (usage.stats?.reason ?? "—")}</dd>
         </dl>
       )}
+      <h2>State over time</h2>
+      {states.length === 0 ? (
+        <p class="muted">No state change in the manager's event ring.</p>
+      ) : (
+        <ul>
+          {states.slice(0, 10).map((h) => (
+            <li key={h.id}>
+              {when(h.at)} {h.status}
+              {h.reason && ` (${h.reason})`}
+            </li>
+          ))}
+        </ul>
+      )}
       <h2>Usage</h2>
       <div class="charts">
         <Sparkline label="CPU" unit="%" values={usage.readings.map((r) => r.cpuPercent)} max={(vm?.spec?.cpus ?? 1) * 100} />
@@ -202,12 +243,26 @@ export function VmPage({ name, tick }: { name: string; tick: number }) {
         {(history.data?.execs ?? []).map((e) => (
           <li key={e.id}>
             {when(e.startedAt)} <code>{e.command.split("\n")[0]}</code> — {outcomeOf(e)}
+            {e.durationMs !== null && `, ${e.durationMs} ms`}
+            {e.outputTail && (
+              <details>
+                <summary>Output (its last {e.outputTail.length} characters)</summary>
+                <pre class="output">{e.outputTail}</pre>
+              </details>
+            )}
           </li>
         ))}
       </ul>
       <h2>Forwarded ports</h2>
+      <form class="field" aria-label="Forward a port" onSubmit={forwardPort}>
+        <label for="vm-port">Forward the VM's port</label>
+        <input id="vm-port" name="port" type="number" min={1} max={65535} required />
+        <button type="submit" disabled={!root || vm?.status !== "running"}>
+          Forward
+        </button>
+      </form>
       {(ports.data?.ports ?? []).length === 0 ? (
-        <p class="muted">None (session-sandbox port-forward).</p>
+        <p class="muted">None.</p>
       ) : (
         <ul>
           {ports.data!.ports.map((p) => (
