@@ -68,6 +68,13 @@ describe("dashboard", () => {
     expect(await page.getByRole("navigation").count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(SHOTS, "sign-in.png") });
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+      await scanAndShoot("phone-sign-in.png");
+    } finally {
+      await page.setViewportSize({ width: 1100, height: 760 });
+    }
   });
 
   test("sign in → overview: sandboxing on, the runtime and why, running VMs against the cap, first paint under a second", async () => {
@@ -215,6 +222,7 @@ describe("dashboard", () => {
     expect(await output.textContent()).not.toContain("live-4");
     await page.getByRole("status").filter({ hasText: "exit 0" }).waitFor({ timeout: 20_000 });
     expect(await output.textContent()).toBe("live-1\nlive-2\nlive-3\nlive-4\n");
+    await page.getByText(/^(auto|container|gvisor|microvm) \(the settings' default\)$/).waitFor();
     // Its state over time comes from the manager's event ring: it booted and runs.
     await page.getByRole("heading", { name: "State over time" }).waitFor();
     expect(await page.locator("li").filter({ hasText: /\d\d:\d\d:\d\d running$/ }).count()).toBeGreaterThan(0);

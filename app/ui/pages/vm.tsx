@@ -136,6 +136,7 @@ export function VmPage({ name, tick, feed }: { name: string; tick: number; feed:
   const processes = useApi<Processes>(root ? `/api/sessions/${encodeURIComponent(root)}/processes` : null, tick + poll);
   const history = useApi<History>(root ? `/api/sessions/${encodeURIComponent(root)}/execs?limit=10` : null, tick);
   const ports = useApi<Ports>(root ? `/api/sessions/${encodeURIComponent(root)}/ports` : null, tick);
+  const sandbox = useApi<Answer<"getSessionSandbox">>(root ? `/api/session-sandbox/${encodeURIComponent(root)}` : null, tick);
   const [watching, setWatching] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
   const states = stateHistory(feed, name);
@@ -185,6 +186,8 @@ export function VmPage({ name, tick, feed }: { name: string; tick: number; feed:
           </dd>
           <dt>Spec</dt>
           <dd>{vm.spec ? `${vm.spec.cpus} CPU${vm.spec.cpus === 1 ? "" : "s"}, ${vm.spec.memoryMib} MiB, /tmp ${vm.spec.tmpSizeMib} MiB` : "—"}</dd>
+          <dt>Isolation tier</dt>
+          <dd>{sandbox.data ? `${sandbox.data.isolation.effective}${sandbox.data.isolation.override === null ? " (the settings' default)" : " (set for this session)"}` : "—"}</dd>
           <dt>Image</dt>
           <dd>{vm.spec?.image ?? "—"}</dd>
           <dt>Created / last used</dt>
