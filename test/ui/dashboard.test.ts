@@ -48,6 +48,16 @@ async function show(name: string) {
   await page.getByRole("heading", { level: 1, name, exact: true }).waitFor();
 }
 
+/** Runs `check` with the page at a phone's size (390×844), then back at the desktop size the tests use. */
+async function atPhoneWidth(check: () => Promise<void>) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await check();
+  } finally {
+    await page.setViewportSize({ width: 1100, height: 760 });
+  }
+}
+
 async function scanAndShoot(file: string) {
   expect(await seriousViolations(page)).toEqual([]);
   await page.screenshot({ path: join(SHOTS, file) });
@@ -68,13 +78,10 @@ describe("dashboard", () => {
     expect(await page.getByRole("navigation").count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(SHOTS, "sign-in.png") });
-    await page.setViewportSize({ width: 390, height: 844 });
-    try {
+    await atPhoneWidth(async () => {
       expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
       await scanAndShoot("phone-sign-in.png");
-    } finally {
-      await page.setViewportSize({ width: 1100, height: 760 });
-    }
+    });
   });
 
   test("sign in → overview: sandboxing on, the runtime and why, running VMs against the cap, first paint under a second", async () => {
@@ -235,13 +242,10 @@ describe("dashboard", () => {
     expect(await (await fetch((await link.getAttribute("href"))!)).text()).toBe("from-the-page\n");
     await m.client.ports.close(ROOT_ID, 8131);
     await scanAndShoot("vm.png");
-    await page.setViewportSize({ width: 390, height: 844 });
-    try {
+    await atPhoneWidth(async () => {
       expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
       await scanAndShoot("phone-vm.png");
-    } finally {
-      await page.setViewportSize({ width: 1100, height: 760 });
-    }
+    });
   });
 
   test("a VM's terminal → loaded on demand, runs hostname and shows the VM's name; Ctrl-C interrupts sleep 100; no CSP refusal", async () => {
@@ -318,8 +322,7 @@ describe("dashboard", () => {
   test("at phone width (390×844) → no page scrolls sideways (what would stick out is named); axe finds nothing serious", async () => {
     await m.client.sandbox.set(ROOT_ID, { sandboxed: true });
     expect(await m.client.run(ROOT_ID, { command: "echo phone", cwd: repo })).toMatchObject({ exitCode: 0 });
-    await page.setViewportSize({ width: 390, height: 844 });
-    try {
+    await atPhoneWidth(async () => {
       for (const name of ["Overview", "Sessions", "VMs", "Activity", "Settings"]) {
         await show(name);
         if (name === "Activity") await page.getByLabel("Session", { exact: true }).selectOption(ROOT_ID);
@@ -332,9 +335,7 @@ describe("dashboard", () => {
         expect({ page: name, ...overflow }).toEqual({ page: name, scrollWidth: overflow.width, width: overflow.width, wide: [] });
         await scanAndShoot(`phone-${name.toLowerCase()}.png`);
       }
-    } finally {
-      await page.setViewportSize({ width: 1100, height: 760 });
-    }
+    });
   });
 
   test("settings → a value saved, shown, then reset to its default (null)", async () => {
