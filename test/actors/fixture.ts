@@ -50,6 +50,9 @@ export async function makeActorFixture(options: Omit<TestAppOptions, "runtime" |
       return dir;
     },
     async teardown() {
+      // A removal the manager started (a deleted session's VM goes in the background) finishes first: two
+      // removers of one VM (its actor, and the loop below) would race over its directories.
+      await eventually(() => app.supervisor.list().every((record) => record.status !== "removing" && record.status !== "stopping"), 30_000).catch(() => undefined);
       await app.supervisor.sweep(0).catch(() => undefined);
       for (const vm of await driver.list({})) await driver.remove(vm.name);
       app.cleanup();

@@ -290,6 +290,8 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
   },
   // The dashboard's page and assets: public (they hold no data), so never a 401.
   "GET /": { 200: { method: "GET", path: "/", token: null } },
+  "GET /ui/terminal.js": { 200: { method: "GET", path: "/ui/terminal.js", token: null } },
+  "GET /ui/terminal.css": { 200: { method: "GET", path: "/ui/terminal.css", token: null } },
   "GET /ui/app.js": { 200: { method: "GET", path: "/ui/app.js", token: null } },
   "GET /ui/app.css": { 200: { method: "GET", path: "/ui/app.css", token: null } },
   "GET /api/secrets": {
