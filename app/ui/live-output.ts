@@ -1,6 +1,5 @@
 // Follows a running command's output (GET …/processes/:callID/logs?follow=1, NDJSON) with the page's token,
 // handing each piece of text on as it comes, then how it ended.
-
 import { ApiError, authHeaders } from "./api";
 
 export type OutputEnd = { exitCode: number; timedOut: boolean; cancelled: boolean } | { error: string };

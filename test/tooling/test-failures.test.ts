@@ -1,16 +1,20 @@
 // The runner's summary of why a file failed, from a real `bun test` run of a file with passing, failing
 // and throwing tests, and from a file that dies outside any test.
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { failureExcerpts } from "../../scripts/test-failures";
 import { makeTempDir } from "../helpers";
 
 function bunTestOutput(source: string): string {
   const dir = makeTempDir("ss-failures-");
-  writeFileSync(join(dir, "sample.test.ts"), source);
-  const run = Bun.spawnSync(["bun", "test", "./sample.test.ts"], { cwd: dir, env: { ...process.env, FORCE_COLOR: "0" } });
-  return `${run.stdout.toString()}${run.stderr.toString()}`;
+  try {
+    writeFileSync(join(dir, "sample.test.ts"), source);
+    const run = Bun.spawnSync(["bun", "test", "./sample.test.ts"], { cwd: dir, env: { ...process.env, FORCE_COLOR: "0" } });
+    return `${run.stdout.toString()}${run.stderr.toString()}`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe("failureExcerpts", () => {
