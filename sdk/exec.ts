@@ -3,6 +3,7 @@
 import type { ExecStreamEvent } from "./api-types";
 import { ManagerUnreachableError, SandboxError, toSdkError, UnexpectedResponseError } from "./errors";
 import { ndjsonLines } from "./ndjson";
+import { rawRequest } from "./raw-request";
 
 /**
  * `cwd` defaults to the session's directory; `callID` (default: a new ULID, in `started`) names it for a cancel.
@@ -69,22 +70,15 @@ export async function* execStream(
   request: ExecRequest,
   signal?: AbortSignal,
 ): AsyncGenerator<ExecEvent> {
-  const doFetch = base.fetcher ?? fetch;
-  let response: Response;
-  try {
-    const { body, contentType } = execBody(request);
-    response = await doFetch(`${base.url}/api/sessions/${encodeURIComponent(sessionId)}/exec`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${base.token}`, "content-type": contentType },
-      body,
-      signal,
-      // A streamed body (Node's fetch wants it said; Bun's takes it either way).
-      ...(typeof body === "string" ? {} : { duplex: "half" }),
-    } as RequestInit);
-  } catch (error) {
-    throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${base.url}: ${(error as Error).message}`);
-  }
-  if (!response.ok) throw toSdkError(response.status, await response.json().catch(() => response.statusText));
+  const { body, contentType } = execBody(request);
+  const response = await rawRequest(base, `/api/sessions/${encodeURIComponent(sessionId)}/exec`, {
+    method: "POST",
+    headers: { "content-type": contentType },
+    body,
+    signal,
+    // A streamed body (Node's fetch wants it said; Bun's takes it either way).
+    ...(typeof body === "string" ? {} : { duplex: "half" }),
+  } as RequestInit);
   if (!response.body) throw new UnexpectedResponseError(response.status, "UNEXPECTED_RESPONSE", "the exec answer had no body");
   let ended = false;
   try {

@@ -2,35 +2,24 @@
 // Uses fetch directly, as exec.ts does: a large file is a long transfer that must not carry the API call
 // timeout, and its body is not JSON.
 import type { Answer } from "./api-types";
-import { ManagerUnreachableError, toSdkError, UnexpectedResponseError } from "./errors";
+import { UnexpectedResponseError } from "./errors";
+import { rawRequest, type RawBase } from "./raw-request";
 
-type Base = { url: string; token: string; fetcher?: typeof fetch };
+type Base = RawBase;
 export type FileWritten = Answer<"writeFile">;
 /** `tar`: a tar of the path (a directory: its contents) instead of the file's bytes. */
 export type ReadFileOptions = { tar?: boolean; signal?: AbortSignal };
 /** `mode`: octal permissions such as "0755"; `tar`: the data is a tar to unpack into the directory `path`. */
 export type WriteFileOptions = { mode?: string; tar?: boolean; signal?: AbortSignal };
 
-const filesUrl = (base: Base, sessionId: string, query: Record<string, string>) =>
-  `${base.url}/api/sessions/${encodeURIComponent(sessionId)}/files?${new URLSearchParams(query)}`;
-
-async function send(base: Base, url: string, init: RequestInit): Promise<Response> {
-  let response: Response;
-  try {
-    response = await (base.fetcher ?? fetch)(url, { ...init, headers: { authorization: `Bearer ${base.token}`, ...init.headers } });
-  } catch (error) {
-    throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${base.url}: ${(error as Error).message}`);
-  }
-  if (!response.ok) throw toSdkError(response.status, await response.json().catch(() => response.statusText));
-  return response;
-}
+const filesPath = (sessionId: string, query: Record<string, string>) => `/api/sessions/${encodeURIComponent(sessionId)}/files?${new URLSearchParams(query)}`;
 
 /** An open file of the VM: its bytes (or a tar) as they come, and for a file its size and octal mode. */
 export type OpenedFile = { body: ReadableStream<Uint8Array>; size: number | null; mode: string | null };
 
 /** The file at `path` in the session's VM (resolved there), or a tar of it, as a stream. */
 export async function openFile(base: Base, sessionId: string, path: string, options: ReadFileOptions = {}): Promise<OpenedFile> {
-  const response = await send(base, filesUrl(base, sessionId, { path }), { headers: options.tar ? { accept: "application/x-tar" } : {}, signal: options.signal });
+  const response = await rawRequest(base, filesPath(sessionId, { path }), { headers: options.tar ? { accept: "application/x-tar" } : {}, signal: options.signal });
   if (!response.body) throw new UnexpectedResponseError(response.status, "UNEXPECTED_RESPONSE", "the file's answer had no body");
   const size = response.headers.get("x-session-sandbox-file-size");
   return { body: response.body, size: size === null ? null : Number(size), mode: response.headers.get("x-session-sandbox-file-mode") };
@@ -40,7 +29,7 @@ export async function openFile(base: Base, sessionId: string, path: string, opti
 export async function writeFile(base: Base, sessionId: string, path: string, data: string | Uint8Array | ReadableStream<Uint8Array>, options: WriteFileOptions = {}): Promise<FileWritten> {
   const body = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const query: Record<string, string> = { path, ...(options.mode ? { mode: options.mode } : {}) };
-  const response = await send(base, filesUrl(base, sessionId, query), {
+  const response = await rawRequest(base, filesPath(sessionId, query), {
     method: "PUT",
     headers: { "content-type": options.tar ? "application/x-tar" : "application/octet-stream" },
     body,

@@ -2,10 +2,11 @@
 // The output streams use fetch directly, as exec.ts does: a follow lasts as long as the command.
 import type { Answer } from "./api-types";
 import { ManagerUnreachableError, SandboxError, toSdkError, UnexpectedResponseError } from "./errors";
+import { rawRequest, type RawBase } from "./raw-request";
 import type { ExecRequest } from "./exec";
 import { ndjsonLines } from "./ndjson";
 
-type Base = { url: string; token: string; fetcher?: typeof fetch };
+type Base = RawBase;
 
 /** A running command's output: chunks as in the exec stream, what a slow reader missed, and (following) its end. */
 export type ProcessLogEvent =
@@ -18,20 +19,9 @@ export type ProcessList = Answer<"listProcesses">;
 
 type Wire = { type: "stdout" | "stderr"; data: string } | { type: "skipped"; bytes: number } | { type: "exit"; exitCode: number; timedOut: boolean; cancelled: boolean; oomKilled: boolean } | { type: "error"; code: string; message: string };
 
-async function send(base: Base, path: string, init: RequestInit = {}): Promise<Response> {
-  let response: Response;
-  try {
-    response = await (base.fetcher ?? fetch)(`${base.url}${path}`, { ...init, headers: { authorization: `Bearer ${base.token}`, ...init.headers } });
-  } catch (error) {
-    throw new ManagerUnreachableError(0, "MANAGER_UNREACHABLE", `cannot reach the manager at ${base.url}: ${(error as Error).message}`);
-  }
-  if (!response.ok) throw toSdkError(response.status, await response.json().catch(() => response.statusText));
-  return response;
-}
-
 /** Starts a command in the background: answers its call id at once; it runs on, nobody reading it. */
 export async function startBackground(base: Base, sessionId: string, request: Omit<ExecRequest, "stdin">): Promise<BackgroundStarted> {
-  const response = await send(base, `/api/sessions/${encodeURIComponent(sessionId)}/exec`, {
+  const response = await rawRequest(base, `/api/sessions/${encodeURIComponent(sessionId)}/exec`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ ...request, background: true }),
@@ -41,7 +31,7 @@ export async function startBackground(base: Base, sessionId: string, request: Om
 
 /** The command's latest output, then with `follow` what comes until it ends (an exit event last). */
 export async function* processLogs(base: Base, sessionId: string, callID: string, options: { follow?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<ProcessLogEvent> {
-  const response = await send(base, `/api/sessions/${encodeURIComponent(sessionId)}/processes/${encodeURIComponent(callID)}/logs?follow=${options.follow ? 1 : 0}`, { signal: options.signal });
+  const response = await rawRequest(base, `/api/sessions/${encodeURIComponent(sessionId)}/processes/${encodeURIComponent(callID)}/logs?follow=${options.follow ? 1 : 0}`, { signal: options.signal });
   if (!response.body) throw new UnexpectedResponseError(response.status, "UNEXPECTED_RESPONSE", "the logs answer had no body");
   try {
     for await (const event of ndjsonLines<Wire>(response.body)) {
