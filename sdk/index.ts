@@ -7,6 +7,7 @@ export * from "./arbiter";
 export type * from "./api-types";
 export type { ShellConnection, ShellExit, ShellOptions } from "./shell";
 export type { ExecEvent, ExecRequest, RunResult } from "./exec";
+export { cpuPercentBetween } from "./cpu-percent";
 export type { FileWritten, OpenedFile, ReadFileOptions, WriteFileOptions } from "./files";
 export type { BackgroundStarted, ProcessList, ProcessLogEvent } from "./processes";
 export type { EventStreamOptions } from "./events";

@@ -1,7 +1,7 @@
 // `session-sandbox stats [<vm>] [--watch]`: CPU %, memory, pids and disk per VM, read by the manager from
 // the runtime's cgroups and volumes (GET /api/vms/stats). CPU % is the CPU time used between two reads
 // over the time between them, 100% being one CPU, as `docker stats` counts it.
-import type { SandboxClient } from "../../sdk/index";
+import { cpuPercentBetween, type SandboxClient } from "../../sdk/index";
 import { vmOfTarget } from "../target";
 import { executeCommand, expectPositionals } from "../frame";
 import { EXIT } from "../errors";
@@ -29,10 +29,7 @@ async function read(client: SandboxClient, vm: string | undefined): Promise<VmSt
 
 function withCpuPercent(current: VmStats[], previous: VmStats[]): Row[] {
   return current.map((now) => {
-    const before = previous.find((p) => p.name === now.name);
-    const seconds = before ? (now.at - before.at) / 1000 : 0;
-    const cpuPercent = before && now.cpuSeconds !== null && before.cpuSeconds !== null && seconds > 0 ? (Math.max(0, now.cpuSeconds - before.cpuSeconds) / seconds) * 100 : null;
-    return { ...now, cpuPercent };
+    return { ...now, cpuPercent: cpuPercentBetween(previous.find((p) => p.name === now.name), now) };
   });
 }
 

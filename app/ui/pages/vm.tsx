@@ -4,6 +4,7 @@
 // and acting on it: run a command (in the background, its output shown as it comes) or remove it.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Answer } from "../../../sdk/api-types";
+import { cpuPercentBetween } from "../../../sdk/cpu-percent";
 import { api, describeError } from "../api";
 import { ErrorText } from "../error-text";
 import { bytes, when } from "../format";
@@ -34,12 +35,8 @@ function useUsage(name: string, poll: number): { readings: Reading[]; stats: Sta
   const last = useRef<Stats | undefined>(undefined);
   const now = stats.data;
   if (now && now !== last.current && now.cpuSeconds !== null) {
-    const before = last.current;
-    const seconds = before ? (now.at - before.at) / 1000 : 0;
-    if (before && before.cpuSeconds !== null && seconds > 0) {
-      const cpuPercent = (Math.max(0, now.cpuSeconds - before.cpuSeconds) / seconds) * 100;
-      readings.current = [...readings.current, { at: now.at, cpuPercent, memoryMib: (now.memoryBytes ?? 0) / 1024 / 1024 }].slice(-KEPT_READINGS);
-    }
+    const cpuPercent = cpuPercentBetween(last.current, now);
+    if (cpuPercent !== null) readings.current = [...readings.current, { at: now.at, cpuPercent, memoryMib: (now.memoryBytes ?? 0) / 1024 / 1024 }].slice(-KEPT_READINGS);
     last.current = now;
   }
   return { readings: readings.current, stats: now, error: stats.error };

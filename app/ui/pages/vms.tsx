@@ -2,6 +2,7 @@
 // VMs: status, spec, running commands, usage from /api/vms/stats, use times, and removal with confirmation.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Answer } from "../../../sdk/api-types";
+import { cpuPercentBetween } from "../../../sdk/cpu-percent";
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
 import { bytes, when } from "../format";
@@ -20,12 +21,7 @@ function useStatsWithCpu(refresh: number): { data: { vms: Stats[] } | undefined;
   const [withCpu, setWithCpu] = useState<{ vms: Stats[] } | undefined>(undefined);
   useEffect(() => {
     if (!stats.data) return;
-    const rows = stats.data.vms.map((now) => {
-      const before = previous.current.get(now.name);
-      const seconds = before ? (now.at - before.at) / 1000 : 0;
-      const cpuPercent = before && now.cpuSeconds !== null && before.cpuSeconds !== null && seconds > 0 ? (Math.max(0, now.cpuSeconds - before.cpuSeconds) / seconds) * 100 : null;
-      return { ...now, cpuPercent };
-    });
+    const rows = stats.data.vms.map((now) => ({ ...now, cpuPercent: cpuPercentBetween(previous.current.get(now.name), now) }));
     previous.current = new Map(stats.data.vms.map((s) => [s.name, s]));
     setWithCpu({ vms: rows });
   }, [stats.data]);
