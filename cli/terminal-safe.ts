@@ -72,3 +72,13 @@ export function safeStream(write: (text: string) => void): { write(chunk: Uint8A
     end: () => flush(pending + decoder.decode(), true),
   };
 }
+
+/**
+ * Where one of a command's streams goes: a pipe gets its bytes unchanged; a terminal gets them with every
+ * control sequence but colors shown, not obeyed (a guest's output must not drive the user's terminal),
+ * unless `--raw`. Used by `exec` and by `logs <session> <call id>`.
+ */
+export function sinkFor(stream: NodeJS.WriteStream, raw: boolean): { write(chunk: Uint8Array): void; end(): void } {
+  if (raw || !stream.isTTY) return { write: (chunk) => void stream.write(chunk), end: () => {} };
+  return safeStream((text) => void stream.write(text));
+}

@@ -45,6 +45,8 @@ export function run(argv: string[]): Promise<number> {
 /** Out of the VM: one file to a local path (an existing directory: into it), or a tar to stdout. */
 async function copyOut(client: SandboxClient, source: Remote, local: string): Promise<string | undefined> {
   if (local === "-") {
+    // A tar is bytes for a pipe (`| tar -x`); on a terminal its contents, the guest's, would drive the terminal.
+    if (process.stdout.isTTY) throw new UsageError("refusing to write a tar to a terminal", `pipe it: session-sandbox cp ${source.session}:${source.path} - | tar -x -C <dir>`);
     const { body: tar } = await client.files.open(source.session, source.path, { tar: true });
     for await (const chunk of tar) if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once("drain", resolve));
     return undefined;

@@ -7,7 +7,7 @@ import { executeCommand } from "../frame";
 import { UsageError } from "../errors";
 import { parseDurationMs } from "../parse";
 import { untilInterrupted } from "../interrupt";
-import { safeStream } from "../terminal-safe";
+import { sinkFor } from "../terminal-safe";
 
 /** Exit codes of exec itself, outside what commands usually return (as `docker exec` does). */
 const EXEC_EXIT = { notRun: 125, timedOut: 124, interrupted: 130 } as const;
@@ -124,15 +124,6 @@ function passesStdin(interactive: boolean): boolean {
   } catch {
     return false; // closed
   }
-}
-
-/**
- * Where one of the command's streams goes: a pipe gets its bytes unchanged; a terminal gets them with every
- * control sequence but colors shown, not obeyed (terminal-safe.ts), unless `--raw`.
- */
-function sinkFor(stream: NodeJS.WriteStream, raw: boolean): { write(chunk: Uint8Array): void; end(): void } {
-  if (raw || !stream.isTTY) return { write: (chunk) => void stream.write(chunk), end: () => {} };
-  return safeStream((text) => void stream.write(text));
 }
 
 /** Settles once `stream` can take more (at once unless its buffer is full). */

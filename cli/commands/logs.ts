@@ -8,6 +8,7 @@ import { isoOrNull, isoTime, timeCell } from "../format";
 import type { Output } from "../output";
 import { parseWholeNumber } from "../parse";
 import { untilInterrupted } from "../interrupt";
+import { sinkFor } from "../terminal-safe";
 
 type ExecEntry = Awaited<ReturnType<SandboxClient["execs"]["list"]>>["execs"][number];
 
@@ -65,18 +66,24 @@ export function entryJson(entry: ExecEntry) {
  * One running command's output, as it prints it: stdout and stderr to ours. A gap (this reader fell more than
  * what is kept behind) is said on stderr. Following, exits with the command's exit code.
  */
-async function followOutput(client: SandboxClient, session: string, callID: string, follow: boolean): Promise<number> {
+async function followOutput(client: SandboxClient, session: string, callID: string, follow: boolean, raw: boolean): Promise<number> {
+  // On a terminal the guest's escape sequences are shown, not obeyed (as `exec` does), unless --raw.
+  const stdout = sinkFor(process.stdout, raw);
+  const stderr = sinkFor(process.stderr, raw);
   return untilInterrupted(async (interrupted) => {
     let code = 0;
     try {
       for await (const event of client.processes.logs(session, callID, { follow, signal: interrupted })) {
-        if ("data" in event) (event.type === "stdout" ? process.stdout : process.stderr).write(event.data);
+        if ("data" in event) (event.type === "stdout" ? stdout : stderr).write(event.data);
         else if (event.type === "skipped") process.stderr.write(`session-sandbox: … ${event.bytes} bytes of output not kept\n`);
         else code = event.timedOut ? 124 : event.cancelled ? 130 : event.exitCode;
       }
     } catch (error) {
       if (interrupted.aborted) return 130;
       throw error;
+    } finally {
+      stdout.end();
+      stderr.end();
     }
     return code;
   });
@@ -110,7 +117,7 @@ export async function run(argv: string[]): Promise<number> {
   const failed = await executeCommand({ name: "logs", help: HELP, options }, argv, async ({ positionals, values, out, client }) => {
     const [target, callID] = expectPositionals(positionals, ["session|vm", "call id"], 1) as [string, string | undefined];
     const session = await sessionOfTarget(client, target);
-    if (callID !== undefined) return void (commandExit = await followOutput(client, session, callID, Boolean(values.follow)));
+    if (callID !== undefined) return void (commandExit = await followOutput(client, session, callID, Boolean(values.follow), Boolean(values.raw)));
     const count = values.lines === undefined ? DEFAULT_COUNT : parseWholeNumber(values.lines, "-n");
     if (values.follow) {
       // The last `count` that finished now; every other one as it finishes (running ones included).

@@ -1,6 +1,6 @@
 // What reaches the operator's terminal from text a guest controls: every control sequence visible, colors kept.
 import { describe, expect, test } from "bun:test";
-import { safeStream, terminalSafe } from "../../cli/terminal-safe";
+import { safeStream, sinkFor, terminalSafe } from "../../cli/terminal-safe";
 
 describe("terminalSafe", () => {
   test.each([
@@ -38,5 +38,30 @@ describe("safeStream", () => {
     const stream = safeStream((text) => (out += text));
     stream.write(new TextEncoder().encode("\x1b[2Jafter"));
     expect(out).toBe("^[[2Jafter");
+  });
+});
+
+describe("sinkFor (exec and logs <session> <call id>)", () => {
+  const fakeStream = (isTTY: boolean) => {
+    const written: string[] = [];
+    return { stream: { isTTY, write: (chunk: string | Uint8Array) => written.push(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk)) } as unknown as NodeJS.WriteStream, written };
+  };
+  const clipboardWrite = new TextEncoder().encode("\x1b]52;c;ZXZpbA==\x07out\n");
+
+  test("a terminal → a guest's escape sequence shown, not obeyed; --raw → as it is", () => {
+    const tty = fakeStream(true);
+    const sink = sinkFor(tty.stream, false);
+    sink.write(clipboardWrite);
+    sink.end();
+    expect(tty.written.join("")).not.toContain("\x1b");
+    const raw = fakeStream(true);
+    sinkFor(raw.stream, true).write(clipboardWrite);
+    expect(raw.written.join("")).toContain("\x1b]52");
+  });
+
+  test("a pipe → the bytes unchanged", () => {
+    const pipe = fakeStream(false);
+    sinkFor(pipe.stream, false).write(clipboardWrite);
+    expect(pipe.written.join("")).toBe(new TextDecoder().decode(clipboardWrite));
   });
 });
