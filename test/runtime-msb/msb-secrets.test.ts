@@ -10,6 +10,7 @@ import { microvmSecretsOf } from "../../runtime/driver";
 import { buildSecretArgs, readSecrets, secretEnvOf } from "../../runtime/msb/secret-args";
 import secretsFixture from "./fixtures/inspect-secrets-0.6.18.json";
 import { inspectJsonFor, makeFakeMsb, removeFakeMsbs, sampleSpec } from "./fake-msb-harness";
+import { realMsb } from "./real-msb";
 
 const VALUE = "value-that-must-stay-on-the-host-0123";
 const secrets = [
@@ -69,15 +70,17 @@ describe("fake msb: the value reaches msb's env only, on every call that may boo
 });
 
 // ---- the real msb ----
-const probeDriver = new MsbDriver({});
-const binary = probeDriver.binary?.path;
-const bootWorks = binary ? (await probeDriver.probe()).available : false;
+// Where no microVM boots, boots fail at once instead of keeping the kernel busy (real-msb.ts).
+const real = await realMsb();
+const binary = real.path;
+const bootWorks = real.bootWorks;
 const skip = !binary ? " — skipped: no msb binary" : bootWorks ? " — skipped: VMs boot here, so start would not stop at the boot failure" : "";
 const home = mkdtempSync(join(tmpdir(), "msb-secrets-home-"));
 const rootfs = mkdtempSync(join(tmpdir(), "msb-secrets-rootfs-"));
 afterAll(async () => {
-  if (binary) await new MsbDriver({ msbHome: home }).remove("ocm-session-secrets01").catch(() => undefined);
+  if (binary) await new MsbDriver({ msbHome: home, msbPath: binary }).remove("ocm-session-secrets01").catch(() => undefined);
   for (const dir of [home, rootfs]) rmSync(dir, { recursive: true, force: true });
+  real.cleanUp();
 });
 
 function filesUnder(dir: string): string[] {
@@ -90,14 +93,14 @@ describe("real msb", () => {
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", MSB_HOME: home, NO_COLOR: "1" };
     // Setup only: a volume that exists before create makes msb keep the record when the boot fails here.
     expect(Bun.spawnSync([binary!, "volume", "create", spec.volume.name, "--quiet"], { env }).exitCode).toBe(0);
-    const driver = new MsbDriver({ msbHome: home });
+    const driver = new MsbDriver({ msbHome: home, msbPath: binary! });
     expect(await driver.create(spec).catch((e) => e)).toMatchObject({ code: "UNAVAILABLE" });
     const info = await driver.inspect(spec.name);
     expect(microvmSecretsOf(info!.spec).map((s) => s.env)).toEqual(["SANDBOX_SECRET_A", "SANDBOX_SECRET_B"]);
     expect(attest(spec, info!)).toEqual({ ok: true });
     for (const file of filesUnder(home)) expect(readFileSync(file).includes(VALUE)).toBe(false);
     // msb checks the env before it boots: a driver that was never given the spec cannot start it.
-    const stranger = await new MsbDriver({ msbHome: home }).start(spec.name).catch((e) => e);
+    const stranger = await new MsbDriver({ msbHome: home, msbPath: binary! }).start(spec.name).catch((e) => e);
     expect(String(stranger?.message)).toContain("host environment variable SANDBOX_SECRET_A is not set");
     const own = await driver.start(spec.name).catch((e) => e);
     expect(String(own?.message)).not.toContain("is not set");

@@ -24,6 +24,7 @@ import {
   type MsbTraceEvent,
 } from "../../runtime/msb";
 import { sampleSpec } from "./fake-msb-harness";
+import { realMsb } from "./real-msb";
 
 const home = mkdtempSync(join(tmpdir(), "msb-home-"));
 const rootfs = mkdtempSync(join(tmpdir(), "msb-rootfs-"));
@@ -31,7 +32,9 @@ const repo = mkdtempSync(join(tmpdir(), "msb-repo-"));
 const trustDir = mkdtempSync(join(tmpdir(), "msb-trust-"));
 writeFileSync(join(trustDir, "ca-certificates.crt"), "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
 const trace: MsbTraceEvent[] = [];
-const driver = new MsbDriver({ msbHome: home, trace: (event) => trace.push(event) });
+// Where no microVM boots, boots fail at once instead of keeping the kernel busy (real-msb.ts).
+const real = await realMsb();
+const driver = new MsbDriver({ msbHome: home, trace: (event) => trace.push(event), ...(real.path ? { msbPath: real.path } : {}) });
 const binary = driver.binary?.path;
 const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", MSB_HOME: home, MSB_BACKEND: "local", NO_COLOR: "1" };
 
@@ -72,6 +75,7 @@ async function createRecorded(vm: VmSpec): Promise<void> {
 afterAll(async () => {
   if (present) for (const info of await driver.list({ "ocm.owner": "session-sandbox-test" })) await driver.remove(info.name);
   for (const dir of [home, rootfs, repo, trustDir]) rmSync(dir, { recursive: true, force: true });
+  real.cleanUp();
 });
 
 describe("real msb binary", () => {
