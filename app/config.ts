@@ -11,6 +11,8 @@ export type Config = {
   hostname: string;
   /** Where forwarded ports of VMs listen (SANDBOX_FORWARD_HOST): loopback unless set; anything else is reachable by others. */
   forwardHost: string;
+  /** How long a shell ticket (the browser terminal's way onto the shell WebSocket) stays redeemable (SANDBOX_SHELL_TICKET_TTL_MS). */
+  shellTicketTtlMs: number | undefined;
   apiToken: string | undefined;
   envCpus: number | undefined;
   envMemoryMib: number | undefined;
@@ -112,6 +114,7 @@ export function loadConfig(env: Env): Config {
     port,
     hostname: matching("SANDBOX_HOST", env.SANDBOX_HOST, /^[^\s/]+$/, "give an address or host name of this machine, e.g. 127.0.0.1") ?? "127.0.0.1",
     forwardHost: matching("SANDBOX_FORWARD_HOST", env.SANDBOX_FORWARD_HOST, /^[0-9A-Fa-f.:]+$/, "give an IP address of this machine, e.g. 127.0.0.1 (the default) or 0.0.0.0 for every interface") ?? "127.0.0.1",
+    shellTicketTtlMs: env.SANDBOX_SHELL_TICKET_TTL_MS ? parseInRange("SANDBOX_SHELL_TICKET_TTL_MS", env.SANDBOX_SHELL_TICKET_TTL_MS, 1000, 300_000, "milliseconds (default 10000)") : undefined,
     apiToken: matching("SANDBOX_API_TOKEN", env.SANDBOX_API_TOKEN, TOKEN, "use 16 or more visible ASCII characters (e.g. `openssl rand -base64 32`), or unset it to have one generated", true),
     envCpus: env.SANDBOX_CPUS ? parsePositiveInteger("SANDBOX_CPUS", env.SANDBOX_CPUS) : undefined,
     envMemoryMib: env.SANDBOX_MEMORY ? parseEnvMemory(env.SANDBOX_MEMORY) : undefined,

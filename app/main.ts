@@ -58,6 +58,7 @@ async function start() {
     images: { builtInRootfs: rootfsDir, cacheDir: config.imageCacheDir, defaultOciImage: config.defaultOciImage, aptSources: config.aptSources },
     sharedDirs: config.sharedDirs,
     forwardHost: config.forwardHost,
+    ...(config.shellTicketTtlMs === undefined ? {} : { shellTicketTtlMs: config.shellTicketTtlMs }),
     egressDir: join(config.runtimeDir, "egress"),
     ca,
     upstreamRoots: upstream.roots,

@@ -25,6 +25,7 @@ import { createEgressRevocation } from "./services/egress-revocation";
 import { createExecService } from "./services/exec";
 import { createFilesService } from "./services/files";
 import { createPortsService } from "./services/ports";
+import { createShellTickets } from "./services/shell-tickets";
 import { freeDiskMib, type HostLimits } from "./services/host-limits";
 import { createLifecycleRelay } from "./services/lifecycle-relay";
 import type { ProtectedDirs } from "./services/mount-deny-list";
@@ -42,6 +43,8 @@ import type { ManagerCa } from "./tls/manager-ca";
 type ManagerDeps = {
   /** The host address forwarded ports listen on (SANDBOX_FORWARD_HOST); default 127.0.0.1, loopback only. */
   forwardHost?: string;
+  /** How long a shell ticket stays redeemable (SANDBOX_SHELL_TICKET_TTL_MS); default TICKET_TTL_MS. */
+  shellTicketTtlMs?: number;
   /** The largest file upload (PUT /files); default MAX_UPLOAD_BYTES. Tests lower it to see the 413. */
   maxUploadBytes?: number;
   db: Database;
@@ -180,6 +183,7 @@ export function createManager(deps: ManagerDeps) {
     execService,
     files: createFilesService(execService),
     ports,
+    shellTickets: createShellTickets(deps.shellTicketTtlMs === undefined ? {} : { ttlMs: deps.shellTicketTtlMs }),
     ...(deps.maxUploadBytes === undefined ? {} : { maxUploadBytes: deps.maxUploadBytes }),
     supervisor,
     images,

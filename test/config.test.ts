@@ -29,6 +29,12 @@ describe("config", () => {
     expect(() => loadConfig({ SANDBOX_EXEC_AGENT: "no" })).toThrow(/SANDBOX_EXEC_AGENT.*on \(the default\) or off/);
   });
 
+  test("SANDBOX_SHELL_TICKET_TTL_MS: unset → the service's default; a value in 1–300 s taken; outside → names the variable and the range", () => {
+    expect(loadConfig({ SANDBOX_DATA_DIR: "/x" }).shellTicketTtlMs).toBeUndefined();
+    expect(loadConfig({ SANDBOX_DATA_DIR: "/x", SANDBOX_SHELL_TICKET_TTL_MS: "2000" }).shellTicketTtlMs).toBe(2000);
+    expect(() => loadConfig({ SANDBOX_DATA_DIR: "/x", SANDBOX_SHELL_TICKET_TTL_MS: "10" })).toThrow(/SANDBOX_SHELL_TICKET_TTL_MS.*1000/);
+  });
+
   test("data dir defaults under the user's state dir", () => {
     expect(resolveDataDir({ HOME: "/home/u" })).toBe("/home/u/.local/state/session-sandbox");
     expect(resolveDataDir({ XDG_STATE_HOME: "/s" })).toBe("/s/session-sandbox");

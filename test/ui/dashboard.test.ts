@@ -15,6 +15,7 @@ import { openBrowser, seriousViolations, type Browser } from "./browser";
 // leaves the repository as it found it.
 const SHOTS = process.env.SANDBOX_UPDATE_SCREENSHOTS === "1" ? join(import.meta.dir, "../../docs/ui") : makeTempDir("ss-ui-shots-");
 const ROOT_ID = "ses_ui";
+const TICKET_TTL_MS = 3000;
 
 let m: AdminManager;
 let browser: Browser;
@@ -24,7 +25,8 @@ let vmName: string;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  m = await startAdminManager({ vms: true });
+  // Tickets live 3 s here (10 s by default), so the test of their expiry waits that long, not longer.
+  m = await startAdminManager({ vms: true, env: { SANDBOX_SHELL_TICKET_TTL_MS: String(TICKET_TTL_MS) } });
   repo = m.makeRepo("ui");
   await m.client.sessions.register({ id: ROOT_ID, directory: repo });
   await m.client.sessions.register({ id: "ses_ui_child", parentID: ROOT_ID, directory: repo });
@@ -267,6 +269,19 @@ describe("dashboard", () => {
       await rows.getByText(/root@/).first().waitFor({ timeout: 15_000 });
       await page.keyboard.type("hostname\n");
       await rows.getByText(name, { exact: true }).first().waitFor({ timeout: 15_000 });
+      // Resize: the grid follows its box, and the shell in the VM hears the new size (stty asks the pty).
+      const sizeNow = async (tag: string) => {
+        await page.keyboard.type(`echo ${tag}-$(stty size | tr ' ' x)\n`);
+        const line = await rows.getByText(new RegExp(`^${tag}-\\d+x\\d+$`)).first().textContent({ timeout: 15_000 });
+        return line!.trim().slice(tag.length + 1);
+      };
+      const before = await sizeNow("wide");
+      await page.setViewportSize({ width: 700, height: 600 });
+      try {
+        await eventually(async () => (await sizeNow(`narrow${Date.now() % 1000}`)) !== before);
+      } finally {
+        await page.setViewportSize({ width: 1100, height: 760 });
+      }
       await page.keyboard.type("sleep 100\n");
       await page.waitForTimeout(500);
       await page.keyboard.press("Control+C");
@@ -278,6 +293,35 @@ describe("dashboard", () => {
       page.off("console", onConsole);
     }
     expect(cspRefusals).toEqual([]);
+  });
+
+  test("shell tickets in the browser's own WebSocket → one opens the shell once; used again, for another session or past its life → refused", async () => {
+    await page.goto(m.manager.url);
+    const attempt = (asked: string, used: string, waitMs: number) =>
+      page.evaluate(
+        async ({ token, asked, used, waitMs }) => {
+          const response = await fetch(`/api/sessions/${asked}/shell/tickets`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+          const { ticket } = (await response.json()) as { ticket: string };
+          const open = (session: string) =>
+            new Promise<string>((resolve) => {
+              const socket = new WebSocket(`ws://${(globalThis as unknown as { location: { host: string } }).location.host}/api/sessions/${session}/shell?ticket=${encodeURIComponent(ticket)}&rows=24&cols=80`);
+              socket.onmessage = (event) => {
+                if (typeof event.data === "string" && JSON.parse(event.data).type === "started") {
+                  socket.close();
+                  resolve("opened");
+                }
+              };
+              socket.onclose = () => resolve("refused");
+            });
+          await new Promise((wait) => setTimeout(wait, waitMs));
+          const first = await open(used);
+          return first === "opened" ? [first, await open(used)] : [first];
+        },
+        { token: m.manager.token, asked, used, waitMs },
+      );
+    expect(await attempt(ROOT_ID, ROOT_ID, 0)).toEqual(["opened", "refused"]);
+    expect(await attempt(ROOT_ID, "ses_ui_child", 0)).toEqual(["refused"]);
+    expect(await attempt(ROOT_ID, ROOT_ID, TICKET_TTL_MS + 300)).toEqual(["refused"]);
   });
 
   test("Remove, confirmed → the VM leaves the list and GET /api/vms; Cancel keeps it", async () => {
