@@ -102,6 +102,7 @@ export function createManager(deps: ManagerDeps) {
     envDefaults: deps.envDefaults,
     now: deps.now,
     notify: lifecycle.notify,
+    publish: (event) => events.publish(event),
     normalizeImage: imageNormalizerFor(primaryTier?.imageFamily),
     networkTierFor: placement.tierFor,
     protectedDirs: deps.protectedDirs,
@@ -129,6 +130,7 @@ export function createManager(deps: ManagerDeps) {
     events,
     metrics: () => metrics,
     onRemoving: (vmName, reason) => revocation.onRemoving(vmName, reason),
+    holdOf: (rootSessionID) => services.activity.holdOf(rootSessionID),
   });
   // A main-thread driver over the actors' state, only to read usage (cgroups, volumes) at request time.
   const vmStats = createVmStats({

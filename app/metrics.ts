@@ -24,7 +24,7 @@ const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 
 const EXEC_OUTCOMES = ["ok", "nonzero", "timeout", "cancelled", "failed"] as const;
 /** A Record, so that a new StopReason fails the typecheck until it is listed here. */
-const STOP_REASONS: Record<StopReason, true> = { idle: true, cap: true, "toggle-off": true, deleted: true, "spec-change": true, crash: true, sweep: true, manual: true, disabled: true, recovery: true, shutdown: true };
+const STOP_REASONS: Record<StopReason, true> = { idle: true, suspend: true, cap: true, "toggle-off": true, deleted: true, "spec-change": true, crash: true, sweep: true, manual: true, disabled: true, recovery: true, shutdown: true };
 /** Error codes (lowercased) that POST /api/sessions/:id/exec refuses with before anything runs, and "internal". */
 const EXEC_REFUSAL_REASONS = [
   "session_not_found",

@@ -2,6 +2,7 @@
 // (sdk/connection.ts: plugin options from the opencode.json tuple, then the environment, then the token
 // file), plus the plugin's own opt-out. Shared by both, so they always agree on the target.
 import { connectionOptionsFrom, resolveConnection } from "../sdk/connection";
+import { HEARTBEAT_MS } from "./activity";
 
 export type PluginConfig = {
   url: string;
@@ -15,6 +16,12 @@ export type PluginConfig = {
    * not sandboxed and run on the host. Off unless SANDBOX_ALLOW_HOST_WHEN_UNREACHABLE=1 (or option).
    */
   allowHostWhenUnreachable: boolean;
+  /**
+   * How often a working session's activity is repeated to the manager (option `activityHeartbeatMs`,
+   * 100 to 60000, default 60000). The manager counts a working session not heard of for 180 s as
+   * quiescent, so more than 60 s is never taken.
+   */
+  activityHeartbeatMs: number;
 };
 
 type Env = Record<string, string | undefined>;
@@ -26,5 +33,7 @@ export function loadPluginConfig(env: Env, options: Options = {}): PluginConfig 
   const problem = connection.urlProblem ? `${connection.urlProblem.reason}: ${connection.urlProblem.fix}` : connection.tokenProblem;
   // A URL that cannot be used is a configuration error, not an unreachable manager: no token, so it fails closed.
   const token = connection.urlProblem ? null : connection.token;
-  return { url: connection.url, token, problem, managerTimeoutMs: connection.managerTimeoutMs, allowHostWhenUnreachable };
+  const heartbeat = options.activityHeartbeatMs;
+  const activityHeartbeatMs = typeof heartbeat === "number" && Number.isInteger(heartbeat) && heartbeat >= 100 && heartbeat <= HEARTBEAT_MS ? heartbeat : HEARTBEAT_MS;
+  return { url: connection.url, token, problem, managerTimeoutMs: connection.managerTimeoutMs, allowHostWhenUnreachable, activityHeartbeatMs };
 }

@@ -8,6 +8,7 @@ import { createBashTool } from "./bash-tool";
 import { loadPluginConfig } from "./config";
 import { createFileTools } from "./file-tools/index";
 import { createHostOnlyGuard } from "./host-only-guard";
+import { createActivityReporter } from "./activity";
 import { addInstance, managerOf, removeInstance } from "./provider";
 import { createSandboxTool } from "./sandbox-tool";
 import { createSessionTracker, type OpencodeSession } from "./sessions";
@@ -27,6 +28,7 @@ export const SessionSandboxPlugin: Plugin = async (input, options) => {
   const sessions = createSessionTracker(() => managerOf(instance), fetchSession, log);
   instance.reregister = sessions.reregister;
   const files = createFileTools(sessions);
+  const activity = createActivityReporter({ manager: () => managerOf(instance), ensureRegistered: sessions.ensureRegistered, log, heartbeatMs: config.activityHeartbeatMs });
   if (!config.token) log("session-sandbox is not configured; every shell command will be refused", { problem: config.problem });
 
   return {
@@ -42,12 +44,19 @@ export const SessionSandboxPlugin: Plugin = async (input, options) => {
         sessions.onCreated({ id: info.id, directory: info.directory, parentID: info.parentID ?? null });
       } else if (event.type === "session.deleted") {
         files.forget(event.properties.info.id);
+        activity.forget(event.properties.info.id);
         await sessions.onDeleted(event.properties.info.id);
+      } else {
+        // Not awaited: OpenCode waits for its plugins' event hooks, and a slow manager must not slow it.
+        if (config.token) void activity.onEvent(event as { type: string; properties?: Record<string, unknown> });
       }
     },
     tool: { bash: createBashTool(sessions), ...files.tools, sandbox: createSandboxTool(sessions) },
     "tool.execute.before": createHostOnlyGuard(sessions, input.directory),
     "shell.env": createShellEnvHook(instance, sessions),
-    dispose: async () => removeInstance(input.directory),
+    dispose: async () => {
+      activity.close();
+      removeInstance(input.directory);
+    },
   };
 };

@@ -24,6 +24,12 @@ export interface SandboxClient {
     get(id: string): Promise<Api.Session>;
     /** Deletes a session and its descendants; a root's VM and volume go with it. */
     delete(id: string): Promise<Api.DeletedSessions>;
+    /**
+     * Reports what the session's agent is doing (busy, idle, retry with its attempt, question, permission). A
+     * working session holds its root's VM against the idle sweep and the cap; repeat a busy report at least
+     * every 60 s, or it counts as quiescent after 180 s.
+     */
+    reportActivity(id: string, report: Api.ActivityReport): Promise<Api.SessionActivity>;
   };
   sandbox: {
     get(id: string): Promise<Api.SessionSandbox>;
@@ -167,6 +173,7 @@ export function createClient(options: ClientOptions): SandboxClient {
       list: () => unwrap(() => api.sessions.get(), url),
       get: (id) => unwrap(() => api.sessions({ id: segment(id) }).get(), url),
       delete: (id) => unwrap(() => api.sessions({ id: segment(id) }).delete(), url),
+      reportActivity: (id, report) => unwrap(() => api.sessions({ id: segment(id) }).activity.post(report), url),
     },
     sandbox: {
       get: (id) => unwrap(() => sandboxOf(id).get(), url),

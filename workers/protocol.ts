@@ -37,7 +37,7 @@ export function primaryRuntime(config: DriverConfig): SingleDriverConfig {
 
 export type VmStatus = "absent" | "booting" | "running" | "stopping" | "stopped" | "removing";
 
-export type StopReason = "idle" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery" | "shutdown";
+export type StopReason = "idle" | "suspend" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery" | "shutdown";
 
 export type ActorState = {
   vmName: string;

@@ -80,6 +80,20 @@ export type PublishedEvent =
       at: number;
     }
   | {
+      /**
+       * A session's agent changed what it does, as its OpenCode plugin reported (busy, idle, retry, waiting
+       * on a question or a permission); or a working state stopped holding its VM (`released`: the plugin
+       * went quiet, or it held for longer than maxHoldMinutes).
+       */
+      type: "activity";
+      sessionID: string;
+      rootSessionID: string;
+      state: "busy" | "idle" | "retry" | "question" | "permission";
+      attempt: number | null;
+      released: "stale" | "max-hold" | null;
+      at: number;
+    }
+  | {
       /** The server-wide settings changed: the keys whose values changed. */
       type: "settings";
       keys: string[];

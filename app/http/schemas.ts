@@ -47,9 +47,26 @@ export const Session = t.Object({
 });
 export type Session = Static<typeof Session>;
 
+/** What a session's agent is doing, as its OpenCode plugin last reported. */
+export const SessionActivity = t.Object({
+  state: t.UnionEnum(["busy", "idle", "retry", "question", "permission"], { description: "busy or retry: working; idle; question or permission: waiting on the user" }),
+  attempt: t.Nullable(Type.Integer({ description: "The retry's attempt (state retry)" })),
+  since: Type.Integer({ description: "When the state last changed, Unix epoch ms" }),
+  reportedAt: Type.Integer({ description: "When the plugin last reported it, Unix epoch ms" }),
+});
+
+export const ActivityReport = t.Object(
+  {
+    state: t.UnionEnum(["busy", "idle", "retry", "question", "permission"]),
+    attempt: t.Optional(t.Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000, description: "The retry's attempt, with state retry" }))),
+  },
+  { additionalProperties: false },
+);
+
 /** A session in a listing: one damaged parent chain must not hide every other session. */
 export const ListedSession = t.Object({
   ...Session.properties,
+  activity: t.Nullable(SessionActivity),
   rootSessionID: t.Nullable(t.String()),
   sandboxed: t.Nullable(t.Boolean({ description: "Whether its commands run sandboxed now (its root's mode, and sandboxing enabled)" })),
   vmName: t.Nullable(t.String({ description: "Its root's VM name (whether or not that VM exists now)" })),
@@ -162,7 +179,10 @@ export const SandboxSettings = t.Object({
   defaultForNewSessions: t.Boolean(),
   cpus: Type.Integer(),
   memoryMib: Type.Integer(),
-  idleStopMinutes: Type.Integer(),
+  idleStopMinutes: Type.Integer({ description: "A quiescent VM unused this long (no command and no activity of its sessions) is removed with its volume" }),
+  idleSuspendMinutes: Type.Integer({ description: "0 = off; else a quiescent VM unused this long is stopped first (volume kept) and restarts at its next command" }),
+  holdWhileBusy: t.Boolean({ description: "A working session (busy, or retrying within the limit) holds its VM: not removed by the idle sweep, not evicted by the cap" }),
+  maxHoldMinutes: Type.Integer({ description: "The longest one busy stretch holds a VM; past it the session counts as quiescent" }),
   maxRunningVms: Type.Integer(),
   execTimeoutMs: Type.Integer(),
   network: NetworkPolicy,
@@ -182,6 +202,9 @@ export const SandboxSettingsPatch = t.Object(
     cpus: t.Optional(t.Nullable(Cpus)),
     memoryMib: t.Optional(t.Nullable(MemoryMib)),
     idleStopMinutes: t.Optional(t.Nullable(Type.Integer({ description: "1 to 10080" }))),
+    idleSuspendMinutes: t.Optional(t.Nullable(Type.Integer({ description: "0 (off, the default) to 10080, below idleStopMinutes" }))),
+    holdWhileBusy: t.Optional(t.Nullable(t.Boolean({ description: "Default true; false: a VM is removed at the idle time even while its session works" }))),
+    maxHoldMinutes: t.Optional(t.Nullable(Type.Integer({ description: "1 to 10080 (default 480)" }))),
     maxRunningVms: t.Optional(t.Nullable(Type.Integer({ description: "1 to 256" }))),
     execTimeoutMs: t.Optional(t.Nullable(Type.Integer({ description: "1000 to 86400000" }))),
     network: t.Optional(t.Nullable(NetworkPolicy)),

@@ -11,7 +11,7 @@ const literals = <const L extends string[]>(...values: L) => Type.Unsafe<L[numbe
 
 const OOM_KILLED = "The kernel killed the command at the VM's memory limit (raise it: PUT /api/session-sandbox/:id with resources.memoryMib)";
 
-const StopReason = literals("idle", "cap", "toggle-off", "deleted", "spec-change", "crash", "sweep", "manual", "disabled", "recovery", "shutdown");
+const StopReason = literals("idle", "suspend", "cap", "toggle-off", "deleted", "spec-change", "crash", "sweep", "manual", "disabled", "recovery", "shutdown");
 
 /** One line of the exec stream (application/x-ndjson). */
 export const ExecStreamEvent = Type.Union(
@@ -108,6 +108,22 @@ export const SandboxEvent = Type.Union(
     ),
     Type.Object({ id, type: Type.Literal("session"), phase: Type.Literal("deleted"), sessionID: Type.String(), at }, { description: "A session was deleted: one event per session, descendants included" }),
     Type.Object({ id, type: Type.Literal("sandbox"), rootSessionID: Type.String(), sandboxed: Type.Boolean(), at }, { description: "A root session's sandbox was switched on or off" }),
+    Type.Object(
+      {
+        id,
+        type: Type.Literal("activity"),
+        sessionID: Type.String(),
+        rootSessionID: Type.String(),
+        state: literals("busy", "idle", "retry", "question", "permission"),
+        attempt: nullable(Type.Integer({ description: "The retry's attempt (state retry)" })),
+        released: nullable(literals("stale", "max-hold")),
+        at,
+      },
+      {
+        description:
+          "A session's agent changed what it does, as its OpenCode plugin reported; or a working state stopped holding its VM (released: stale = the plugin stopped reporting, max-hold = longer than maxHoldMinutes)",
+      },
+    ),
     Type.Object({ id, type: Type.Literal("settings"), keys: Type.Array(Type.String()), at }, { description: "The server-wide settings changed: the keys whose values changed" }),
     Type.Object(
       { type: Type.Literal("replay-gap"), lastEventID: Type.String(), oldestID: nullable(Type.String()), message: Type.String(), at },
@@ -118,14 +134,14 @@ export const SandboxEvent = Type.Union(
       { description: `${notice.description}: this client fell further behind than the buffer holds; \`dropped\` events are lost to it` },
     ),
   ],
-  { description: "What happened to a VM, a command, an image, a secret, a session, a sandbox or the settings, with its id; or a notice about the stream" },
+  { description: "What happened to a VM, a command, an image, a secret, a port, a session, a sandbox, a session's activity or the settings, with its id; or a notice about the stream" },
 );
 
 /** One frame of the event stream (text/event-stream), field by field, as OpenAPI 3.2's itemSchema would say. */
 export const EventStreamFrame = Type.Object(
   {
     id: Type.Optional(Type.String({ description: "The event's id (notices have none): a reconnecting client sends the last one as Last-Event-ID" })),
-    event: literals("vm", "exec", "image", "secret", "session", "sandbox", "settings", "replay-gap", "overflow"),
+    event: literals("vm", "exec", "image", "secret", "port", "session", "sandbox", "activity", "settings", "replay-gap", "overflow"),
     data: Type.String({ contentMediaType: "application/json", contentSchema: Type.Ref("#/components/schemas/SandboxEvent"), description: "The event, one line of JSON" }),
     retry: Type.Optional(Type.Integer({ description: "How long a client waits before it reconnects, ms (the stream's first frame)" })),
   },

@@ -16,6 +16,7 @@ const USER_RULES: Rule[] = [
   { methods: ["GET", "POST"], pattern: /^\/api\/sessions$/, scope: "any" },
   { methods: ["GET", "DELETE"], pattern: /^\/api\/sessions\/([^/]+)$/, scope: "session" },
   { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/exec$/, scope: "session" },
+  { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/activity$/, scope: "session" },
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/shell$/, scope: "session" },
   { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/shell\/tickets$/, scope: "session" },
   { methods: ["GET", "PUT"], pattern: /^\/api\/sessions\/([^/]+)\/files$/, scope: "session" },

@@ -1,11 +1,15 @@
 // /api/sessions: register, list, get and delete OpenCode sessions.
 import { Elysia, t } from "elysia";
 import { jsonObjectBody } from "../http/json-body";
-import { DeletedSessions, ListedSession, errors, RegisterSessionBody, Session, SessionParams } from "../http/schemas";
+import { ActivityReport, DeletedSessions, ListedSession, errors, RegisterSessionBody, Session, SessionActivity, SessionParams } from "../http/schemas";
 import { principalOf } from "../http/auth";
 import type { Services } from "../services";
 
-export function sessionRoutes({ sessions, sessionAccess, users }: Services) {
+export function sessionRoutes({ sessions, sessionAccess, users, activity }: Services) {
+  const withActivity = <T extends { id: string }>(session: T) => {
+    const reported = activity.of(session.id);
+    return { ...session, activity: reported ? { state: reported.state, attempt: reported.attempt, since: reported.since, reportedAt: reported.reportedAt } : null };
+  };
   return new Elysia({ prefix: "/api/sessions", tags: ["sessions"] })
     .post(
       "",
@@ -22,10 +26,10 @@ export function sessionRoutes({ sessions, sessionAccess, users }: Services) {
     )
     .get("", ({ request }) => {
       const principal = principalOf(request);
-      if (principal.kind === "admin") return { sessions: sessions.list() };
+      if (principal.kind === "admin") return { sessions: sessions.list().map(withActivity) };
       // A user sees the sessions of the roots it registered, and nothing of anyone else's.
       const own = new Set(users.rootsOf(principal.uid));
-      return { sessions: sessions.list().filter((session) => session.rootSessionID !== null && own.has(session.rootSessionID)) };
+      return { sessions: sessions.list().filter((session) => session.rootSessionID !== null && own.has(session.rootSessionID)).map(withActivity) };
     }, {
       response: { 200: t.Object({ sessions: t.Array(ListedSession) }), ...errors(401) },
       detail: { operationId: "listSessions", summary: "List every registered session; rootSessionID is null where a stored parent chain is broken" },
@@ -35,6 +39,25 @@ export function sessionRoutes({ sessions, sessionAccess, users }: Services) {
       response: { 200: Session, ...errors(400, 401, 404, 409, 422) },
       detail: { operationId: "getSession", summary: "Get a session with its root" },
     })
+    .post(
+      "/:id/activity",
+      ({ params, body }) => {
+        const { rootSessionID } = sessions.get(params.id);
+        const reported = activity.report(params.id, rootSessionID, body.state, body.state === "retry" ? (body.attempt ?? null) : null);
+        return { state: reported.state, attempt: reported.attempt, since: reported.since, reportedAt: reported.reportedAt };
+      },
+      {
+        params: SessionParams,
+        parse: jsonObjectBody,
+        body: ActivityReport,
+        response: { 200: SessionActivity, ...errors(400, 401, 404, 409, 413, 415, 422) },
+        detail: {
+          operationId: "reportSessionActivity",
+          summary:
+            "Report what a session's agent is doing (the OpenCode plugin does, from OpenCode's events). A working session (busy, or retrying up to 3 times) holds its root's VM: the idle sweep never removes it and the cap never evicts it (holdWhileBusy), for at most maxHoldMinutes per busy stretch and while reports keep coming (a busy one is repeated every 60 s; after 180 s without, it counts as quiescent). The idle time counts from the root's last activity as well as its last command.",
+        },
+      },
+    )
     .delete("/:id", ({ params }) => ({ deleted: sessions.delete(params.id) }), {
       params: SessionParams,
       response: { 200: DeletedSessions, ...errors(401, 404, 422) },

@@ -22,6 +22,8 @@ import { normalizeImageChoice } from "../images/image-choice";
 import { createUsersRepo } from "../db/users-repo";
 import { createUsersService } from "./users";
 import { createSessionAccess } from "./session-access";
+import { createSessionActivity } from "./session-activity";
+import type { PublishedEvent } from "../events/sandbox-event";
 
 type ServiceDeps = {
   db: Database;
@@ -30,6 +32,8 @@ type ServiceDeps = {
   now?: () => number;
   /** Told about deletions, toggles and settings that affect VMs (the supervisor listens). */
   notify?: Notify;
+  /** Where the services' own events go (the manager's event bus): the sessions' activity. */
+  publish?: (event: PublishedEvent) => void;
   /** The manager's own directories, which no session may mount. */
   protectedDirs?: ProtectedDirs;
   /** Free MiB where the runtime keeps volumes, when known: the ceiling of the diskMib setting. */
@@ -44,7 +48,7 @@ type ServiceDeps = {
   networkTierFor?: (isolation: IsolationChoice) => Tier | undefined;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, networkTierFor = () => undefined }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, publish = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, networkTierFor = () => undefined }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, {
@@ -57,8 +61,10 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
   const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);
   const execHistory = createExecHistory(createExecHistoryRepo(db, EXEC_HISTORY_PER_ROOT), now);
   const users = createUsersService(createUsersRepo(db), now);
+  const activity = createSessionActivity({ now, publish, maxHoldMs: () => settings.get().maxHoldMinutes * 60_000 });
   const sessions = createSessionsService(sessionsRepo, settings, now, (event) => {
     if (event.type === "sessions-deleted") {
+      activity.forget(event.sessionIds);
       vmStops.forget(event.sessionIds);
       secretGrants.forget(event.sessionIds);
       execHistory.forget(event.sessionIds);
@@ -68,7 +74,7 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
   }, protectedDirs);
   const sessionSandbox = createSessionSandboxService(secretGrants, sessionsRepo, createSessionSandboxRepo(db), sessions, settings, host, now, notify, normalizeImage, checkIsolation);
   const sessionAccess = createSessionAccess(sessions, users);
-  return { host, settings, sessions, sessionSandbox, vmStops, secretGrants, execHistory, users, sessionAccess };
+  return { host, settings, sessions, sessionSandbox, vmStops, secretGrants, execHistory, users, sessionAccess, activity };
 }
 
 export type Services = ReturnType<typeof createServices>;

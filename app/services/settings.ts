@@ -18,7 +18,14 @@ type SandboxSettings = {
   defaultForNewSessions: boolean;
   cpus: number;
   memoryMib: number;
+  /** A quiescent VM unused this long (no command, no activity of its sessions) is removed with its volume. */
   idleStopMinutes: number;
+  /** Opt-in (0 = off): a quiescent VM unused this long is stopped first, volume and definition kept, so its next command restarts it quickly. */
+  idleSuspendMinutes: number;
+  /** A working session (busy, or retrying within the limit) holds its VM: the sweep never removes it and the cap never evicts it. */
+  holdWhileBusy: boolean;
+  /** The longest one busy stretch holds a VM: a session stuck busy (a plugin that died mid-turn) counts as quiescent after it. */
+  maxHoldMinutes: number;
   maxRunningVms: number;
   execTimeoutMs: number;
   /** The egress policy of sessions without an override of their own. */
@@ -61,6 +68,8 @@ const BUILT_IN_EXEC_TIMEOUT_MS = 120_000;
 
 export const RANGES = {
   idleStopMinutes: { min: 1, max: 7 * 24 * 60, unit: "minutes" },
+  idleSuspendMinutes: { min: 0, max: 7 * 24 * 60, unit: "minutes (0 = off)" },
+  maxHoldMinutes: { min: 1, max: 7 * 24 * 60, unit: "minutes" },
   maxRunningVms: { min: 1, max: 256, unit: "VMs" },
   execTimeoutMs: { min: 1_000, max: 24 * 60 * 60 * 1000, unit: "ms" },
   maxImageMib: { min: 64, max: 1024 * 1024, unit: "MiB" },
@@ -104,6 +113,10 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     cpus: env.cpus ?? Math.min(BUILT_IN_CPUS, host.cpus),
     memoryMib: env.memoryMib ?? Math.min(BUILT_IN_MEMORY_MIB, host.memoryMib),
     idleStopMinutes: 30,
+    idleSuspendMinutes: 0,
+    holdWhileBusy: true,
+    // A working day: long agent turns (a loop runner's) fit; a session stuck busy overnight does not.
+    maxHoldMinutes: 8 * 60,
     maxRunningVms: 4,
     execTimeoutMs: env.execTimeoutMs ?? BUILT_IN_EXEC_TIMEOUT_MS,
     network: { mode: "none" },
@@ -144,6 +157,11 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
       if (value != null && (value < range.min || value > range.max)) {
         throw new SettingOutOfRangeError(`${key} ${value} is out of range: it must be between ${range.min} and ${range.max} ${range.unit}`);
       }
+    }
+    const suspend = changes.idleSuspendMinutes === undefined ? get().idleSuspendMinutes : (changes.idleSuspendMinutes ?? defaults.idleSuspendMinutes);
+    const stop = changes.idleStopMinutes === undefined ? get().idleStopMinutes : (changes.idleStopMinutes ?? defaults.idleStopMinutes);
+    if (suspend > 0 && suspend >= stop) {
+      throw new SettingOutOfRangeError(`idleSuspendMinutes ${suspend} must be below idleStopMinutes ${stop}: a VM is stopped first, then removed later (or set idleSuspendMinutes to 0 to remove without stopping first)`);
     }
     const before = get();
     repo.write(changes);

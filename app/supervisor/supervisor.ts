@@ -12,11 +12,23 @@ import type { Metrics } from "../metrics";
 import { createTransitionReporter } from "./transitions";
 import { ROOT_LABEL } from "../vm-identity";
 import { holdsSlot, newRecord, type VmRecord } from "./vm-records";
+import type { RootHold } from "../services/session-activity";
 
 const SWEEP_INTERVAL_MS = 60_000;
 
 /** Exported so the tests can override some of them. */
-export type SupervisorLimits = { maxRunningVms: number; execTimeoutMs: number; idleStopMinutes: number };
+export type SupervisorLimits = {
+  maxRunningVms: number;
+  execTimeoutMs: number;
+  idleStopMinutes: number;
+  /** 0 = off. */
+  idleSuspendMinutes?: number;
+  /** Default true: a root with a working session keeps its VM (see RootHold). */
+  holdWhileBusy?: boolean;
+};
+
+/** A root nobody reports activity for: no hold, and its idle time counts from its last command only. */
+const NO_HOLD: RootHold = { held: false, busySessions: [], lastActiveAt: null, reportedQuiescent: false };
 
 type SupervisorDeps = {
   /** Undefined when no runtime is usable: the supervisor then has nothing to drive. */
@@ -36,6 +48,8 @@ type SupervisorDeps = {
   onRemoving?: (vmName: string, reason: StopReason) => void;
   /** Where actors run: a Worker each (the default); tests pass workers/in-process-transport.ts. */
   openActor?: OpenActor;
+  /** Whether a root's sessions are working, as their plugin reports (app/services/session-activity.ts). */
+  holdOf?: (rootSessionID: string | null) => RootHold;
 };
 
 type ExecInput = {
@@ -57,7 +71,7 @@ type ExecInput = {
 
 export type TerminalControl = { input(data: Uint8Array | null): void; resize(rows: number, cols: number): void };
 
-export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics, onRemoving, openActor }: SupervisorDeps) {
+export function createSupervisor({ driver, limits, now = Date.now, log, stillWanted, events, metrics, onRemoving, openActor, holdOf = () => NO_HOLD }: SupervisorDeps) {
   const records = new Map<string, VmRecord>();
   const bootTime = now();
   const registry = createActorRegistry(driver, {
@@ -95,20 +109,41 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
 
   const holders = () => [...records.values()].filter(holdsSlot);
 
+  /** The root's hold, unless holdWhileBusy is off (then nothing holds and only commands count as use). */
+  function holdFor(record: VmRecord): RootHold {
+    return limits().holdWhileBusy === false ? NO_HOLD : holdOf(record.rootSessionID);
+  }
+
+  /** The last use of a VM: its last command, or the last activity of its root's sessions, whichever is later. */
+  function lastUsed(record: VmRecord, hold: RootHold): number {
+    return Math.max(record.lastUsedAt, hold.lastActiveAt ?? 0);
+  }
+
+  /**
+   * The least recently used VM that may go: no command, not held by a working session, and either reported
+   * quiescent by its plugin (idle, or waiting on the user) or unused for the exec timeout (a VM nobody
+   * reports for: its agent may be between two commands).
+   */
   function pickVictim(requester: VmRecord): VmRecord | undefined {
     const { execTimeoutMs } = limits();
     return holders()
-      .filter((r) => r !== requester && !r.evicting && r.activeExecs === 0 && r.status === "running" && now() - r.lastUsedAt >= execTimeoutMs)
-      .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+      .filter((r) => r !== requester && !r.evicting && r.activeExecs === 0 && r.status === "running")
+      .map((r) => ({ record: r, hold: holdFor(r) }))
+      .filter(({ record, hold }) => !hold.held && (hold.reportedQuiescent || now() - lastUsed(record, hold) >= execTimeoutMs))
+      .sort((a, b) => lastUsed(a.record, a.hold) - lastUsed(b.record, b.hold))[0]?.record;
   }
 
   function capMessage(cap: number): string {
     const held = holders()
-      .map((r) => `${r.vmName} (session ${r.rootSessionID ?? "?"}, ${r.activeExecs} command(s) running, idle ${Math.round((now() - r.lastUsedAt) / 1000)} s)`)
+      .map((r) => {
+        const hold = holdFor(r);
+        const working = hold.held ? `, its session(s) ${hold.busySessions.join(", ")} working` : "";
+        return `${r.vmName} (session ${r.rootSessionID ?? "?"}, ${r.activeExecs} command(s) running${working}, idle ${Math.round((now() - lastUsed(r, hold)) / 1000)} s)`;
+      })
       .join(", ");
     return (
-      `the limit of ${cap} running VMs (maxRunningVms) is reached, held by: ${held}. None has been idle for the exec timeout ` +
-      `(${limits().execTimeoutMs} ms), so none can be evicted. Retry when one finishes, or raise maxRunningVms with PATCH /api/settings/sandbox`
+      `the limit of ${cap} running VMs (maxRunningVms) is reached, held by: ${held}. None is quiescent (its sessions idle or waiting on the user) ` +
+      `or idle for the exec timeout (${limits().execTimeoutMs} ms), so none can be evicted. Retry when one finishes, or raise maxRunningVms with PATCH /api/settings/sandbox`
     );
   }
 
@@ -234,12 +269,34 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
 
   /**
    * Removes every VM unused for max(idleStopMinutes, execTimeoutMs), or for `idleForMs` when given (an
-   * operator's prune, reason "manual"). With `dryRun` it only names them. Returns the names.
+   * operator's prune, reason "manual"); with idleSuspendMinutes, stops the running ones unused that long
+   * first (volume kept). "Unused": no command, and no activity of the root's sessions; a root with a
+   * working session is skipped (holdWhileBusy). With `dryRun` it only names the VMs it would remove.
+   * Returns the names removed.
    */
   async function sweep(idleForMs?: number, { dryRun = false } = {}): Promise<string[]> {
-    const threshold = idleForMs ?? Math.max(limits().idleStopMinutes * 60_000, limits().execTimeoutMs);
-    const due = [...records.values()].filter((r) => r.activeExecs === 0 && r.waitingExecs === 0 && now() - r.lastUsedAt >= threshold);
+    const { idleStopMinutes, execTimeoutMs, idleSuspendMinutes = 0 } = limits();
+    const removeAfter = idleForMs ?? Math.max(idleStopMinutes * 60_000, execTimeoutMs);
+    const suspendAfter = idleForMs === undefined && idleSuspendMinutes > 0 ? Math.max(idleSuspendMinutes * 60_000, execTimeoutMs) : undefined;
+    const due: VmRecord[] = [];
+    const toSuspend: VmRecord[] = [];
+    for (const record of records.values()) {
+      if (record.activeExecs > 0 || record.waitingExecs > 0) continue;
+      // An operator's prune is explicit: it takes what it names, held or not.
+      const hold = idleForMs === undefined ? holdFor(record) : NO_HOLD;
+      if (hold.held) continue;
+      const unused = now() - (idleForMs === undefined ? lastUsed(record, hold) : record.lastUsedAt);
+      if (unused >= removeAfter) due.push(record);
+      else if (suspendAfter !== undefined && unused >= suspendAfter && record.status === "running") toSuspend.push(record);
+    }
     if (dryRun) return due.map((r) => r.vmName);
+    for (const record of toSuspend) {
+      await registry
+        .get(record.vmName)
+        .stop("suspend", true)
+        .then(() => log.info("suspended an idle VM (volume kept)", { vmName: record.vmName }))
+        .catch((error) => log.warn("could not suspend an idle VM", { vmName: record.vmName, error: String(error) }));
+    }
     const removed: string[] = [];
     for (const record of due) {
       try {
@@ -336,7 +393,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
     liveActors: () => registry.liveActors(),
     killActor: (vmName: string) => registry.kill(vmName),
     startSweeping(intervalMs = SWEEP_INTERVAL_MS): void {
-      sweepTimer ??= setInterval(() => void sweep(), intervalMs);
+      sweepTimer ??= setInterval(() => void sweep().catch((error) => log.error("idle sweep failed", { error: String(error) })), intervalMs);
     },
     /** Ends the Workers and leaves every VM as it is (tests; a later manager adopts the VMs). */
     close(): void {

@@ -16,7 +16,8 @@ const HELP = `usage: session-sandbox events [-f] [--since ID|DURATION] [--json]
 
 Prints the manager's events, one per line: TIME ID TYPE and what happened (VMs booting, running, stopped,
 removed and why; commands started and finished; images built or pulled; secrets substituted, by name;
-sessions registered and deleted; sandboxes toggled; settings changed). Without -f: the events the manager
+sessions registered and deleted; what their agents do (busy, idle, retry, waiting on a question or a
+permission); sandboxes toggled; settings changed). Without -f: the events the manager
 still buffers (its last 10,000; after --since ID when given), then it ends. -f (--follow): live events
 from now on (after --since ID when given: the buffered ones after it first), until Ctrl-C. --since also
 takes a duration (10m, 2h): the buffered events of that last while. A gap (the buffer no longer reaches
@@ -43,6 +44,10 @@ function describeEvent(event: Published): string {
       return `${event.rootSessionID} ${event.sandboxed ? "on" : "off"}`;
     case "settings":
       return `changed: ${event.keys.join(", ")}`;
+    case "activity":
+      return event.released
+        ? `${event.sessionID} ${event.state} no longer holds its VM (${event.released === "stale" ? "its plugin stopped reporting" : "held longer than maxHoldMinutes"}) root=${event.rootSessionID}`
+        : `${event.sessionID} ${event.state}${event.attempt !== null ? ` attempt=${event.attempt}` : ""} root=${event.rootSessionID}`;
     case "port":
       return `${event.port} ${event.phase}${event.reason ? ` (${event.reason})` : ""} ${event.url} vm=${event.vmName} session=${event.rootSessionID}`;
   }

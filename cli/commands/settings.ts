@@ -20,6 +20,9 @@ const SETTING_KINDS = {
   cpus: "count",
   memoryMib: "mib",
   idleStopMinutes: "minutes",
+  idleSuspendMinutes: "minutes",
+  holdWhileBusy: "boolean",
+  maxHoldMinutes: "minutes",
   maxRunningVms: "count",
   execTimeoutMs: "ms",
   network: "network",
@@ -81,7 +84,7 @@ function describe(key: SettingKey, value: boolean | number | NetworkPolicy | Ima
   if (typeof value === "object") return "kind" in value ? describeImageChoice(value) : describeNetwork(value);
   const kind = SETTING_KINDS[key];
   if (kind === "mib") return `${value} (${formatMib(value)})`;
-  if (kind === "minutes") return `${value} (${formatDuration(value * 60_000)})`;
+  if (kind === "minutes") return `${value} (${value === 0 ? "off" : formatDuration(value * 60_000)})`;
   if (kind === "ms") return `${value} (${formatDuration(value)})`;
   return String(value);
 }

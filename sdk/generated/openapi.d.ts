@@ -59,6 +59,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report what a session's agent is doing (the OpenCode plugin does, from OpenCode's events). A working session (busy, or retrying up to 3 times) holds its root's VM: the idle sweep never removes it and the cap never evicts it (holdWhileBusy), for at most maxHoldMinutes per busy stretch and while reports keep coming (a busy one is repeated every 60 s; after 180 s without, it counts as quiescent). The idle time counts from the root's last activity as well as its last command. */
+        post: operations["reportSessionActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/session-sandbox/{id}": {
         parameters: {
             query?: never;
@@ -650,6 +667,20 @@ export interface components {
             rootSessionID: string | null;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            activity: {
+                /**
+                 * @description busy or retry: working; idle; question or permission: waiting on the user
+                 * @default busy
+                 * @enum {string}
+                 */
+                state: "busy" | "idle" | "retry" | "question" | "permission";
+                /** @description The retry's attempt (state retry) */
+                attempt: number | null;
+                /** @description When the state last changed, Unix epoch ms */
+                since: number;
+                /** @description When the plugin last reported it, Unix epoch ms */
+                reportedAt: number;
+            } | null;
             /** @description Whether its commands run sandboxed now (its root's mode, and sandboxing enabled) */
             sandboxed: boolean | null;
             /** @description Its root's VM name (whether or not that VM exists now) */
@@ -763,7 +794,14 @@ export interface components {
             defaultForNewSessions: boolean;
             cpus: number;
             memoryMib: number;
+            /** @description A quiescent VM unused this long (no command and no activity of its sessions) is removed with its volume */
             idleStopMinutes: number;
+            /** @description 0 = off; else a quiescent VM unused this long is stopped first (volume kept) and restarts at its next command */
+            idleSuspendMinutes: number;
+            /** @description A working session (busy, or retrying within the limit) holds its VM: not removed by the idle sweep, not evicted by the cap */
+            holdWhileBusy: boolean;
+            /** @description The longest one busy stretch holds a VM; past it the session counts as quiescent */
+            maxHoldMinutes: number;
             maxRunningVms: number;
             execTimeoutMs: number;
             network: components["schemas"]["NetworkPolicy"];
@@ -785,6 +823,12 @@ export interface components {
             memoryMib?: number | null;
             /** @description 1 to 10080 */
             idleStopMinutes?: number | null;
+            /** @description 0 (off, the default) to 10080, below idleStopMinutes */
+            idleSuspendMinutes?: number | null;
+            /** @description Default true; false: a VM is removed at the idle time even while its session works */
+            holdWhileBusy?: boolean | null;
+            /** @description 1 to 10080 (default 480) */
+            maxHoldMinutes?: number | null;
             /** @description 1 to 256 */
             maxRunningVms?: number | null;
             /** @description 1000 to 86400000 */
@@ -873,7 +917,7 @@ export interface components {
             /** @description Bytes of output in all */
             outputBytes: number;
         };
-        /** @description What happened to a VM, a command, an image, a secret, a session, a sandbox or the settings, with its id; or a notice about the stream */
+        /** @description What happened to a VM, a command, an image, a secret, a port, a session, a sandbox, a session's activity or the settings, with its id; or a notice about the stream */
         SandboxEvent: {
             /** @description The event's id, a monotonic ULID: send it back as Last-Event-ID (or ?since=) to resume after it */
             id: string;
@@ -884,7 +928,7 @@ export interface components {
             /** @enum {string} */
             status: "booting" | "running" | "stopped" | "evicted" | "removed" | "actor-crashed";
             /** @enum {string|null} */
-            reason: "idle" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery" | "shutdown" | null;
+            reason: "idle" | "suspend" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery" | "shutdown" | null;
             /** @description When it happened, Unix epoch milliseconds */
             at: number;
         } | {
@@ -985,6 +1029,21 @@ export interface components {
             /** @description The event's id, a monotonic ULID: send it back as Last-Event-ID (or ?since=) to resume after it */
             id: string;
             /** @constant */
+            type: "activity";
+            sessionID: string;
+            rootSessionID: string;
+            /** @enum {string} */
+            state: "busy" | "idle" | "retry" | "question" | "permission";
+            /** @description The retry's attempt (state retry) */
+            attempt: number | null;
+            /** @enum {string|null} */
+            released: "stale" | "max-hold" | null;
+            /** @description When it happened, Unix epoch milliseconds */
+            at: number;
+        } | {
+            /** @description The event's id, a monotonic ULID: send it back as Last-Event-ID (or ?since=) to resume after it */
+            id: string;
+            /** @constant */
             type: "settings";
             keys: string[];
             /** @description When it happened, Unix epoch milliseconds */
@@ -1010,7 +1069,7 @@ export interface components {
             /** @description The event's id (notices have none): a reconnecting client sends the last one as Last-Event-ID */
             id?: string;
             /** @enum {string} */
-            event: "vm" | "exec" | "image" | "secret" | "session" | "sandbox" | "settings" | "replay-gap" | "overflow";
+            event: "vm" | "exec" | "image" | "secret" | "port" | "session" | "sandbox" | "activity" | "settings" | "replay-gap" | "overflow";
             /** @description The event, one line of JSON */
             data: string;
             /** @description How long a client waits before it reconnects, ms (the stream's first frame) */
@@ -1336,6 +1395,116 @@ export interface operations {
             };
             /** @description What was wrong and what to do about it */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reportSessionActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @default busy
+                     * @enum {string}
+                     */
+                    state: "busy" | "idle" | "retry" | "question" | "permission";
+                    /** @description The retry's attempt, with state retry */
+                    attempt?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description busy or retry: working; idle; question or permission: waiting on the user
+                         * @default busy
+                         * @enum {string}
+                         */
+                        state: "busy" | "idle" | "retry" | "question" | "permission";
+                        /** @description The retry's attempt (state retry) */
+                        attempt: number | null;
+                        /** @description When the state last changed, Unix epoch ms */
+                        since: number;
+                        /** @description When the plugin last reported it, Unix epoch ms */
+                        reportedAt: number;
+                    };
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

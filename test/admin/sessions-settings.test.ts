@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { normalize, parseJson, startAdminManager, type AdminManager } from "./fixture";
 
-type SessionJson = { id: string; rootSessionID: string | null; parentID: string | null; forkOf: string | null; directory: string; createdAt: string; sandboxed: boolean | null; vmName: string | null; vmStatus: string | null };
+type SessionJson = { id: string; rootSessionID: string | null; parentID: string | null; forkOf: string | null; directory: string; createdAt: string; sandboxed: boolean | null; vmName: string | null; vmStatus: string | null; activity: { state: string; attempt: number | null; since: string; reportedAt: string } | null };
 type SandboxJson = {
   sessionID: string;
   rootSessionID: string;
@@ -37,10 +37,10 @@ describe("bun run sessions", () => {
     const result = await m.run("sessions");
     expect(result).toMatchObject({ exitCode: 0, stderr: "" });
     expect(normalize(result.stdout)).toMatchInlineSnapshot(`
-      "ID         ROOT      PARENT    FORK OF   SANDBOX  VM  DIRECTORY      CREATED
-      ses_root   ses_root  -         -         on       -   /work/project  YYYY-MM-DDThh:mm:ssZ
-      ses_child  ses_root  ses_root  -         on       -   /work/project  YYYY-MM-DDThh:mm:ssZ
-      ses_fork   ses_fork  -         ses_root  on       -   /work/project  YYYY-MM-DDThh:mm:ssZ
+      "ID         ROOT      PARENT    FORK OF   SANDBOX  ACTIVITY  VM  DIRECTORY      CREATED
+      ses_root   ses_root  -         -         on       -         -   /work/project  YYYY-MM-DDThh:mm:ssZ
+      ses_child  ses_root  ses_root  -         on       -         -   /work/project  YYYY-MM-DDThh:mm:ssZ
+      ses_fork   ses_fork  -         ses_root  on       -         -   /work/project  YYYY-MM-DDThh:mm:ssZ
       "
     `);
   });
@@ -49,6 +49,7 @@ describe("bun run sessions", () => {
     const { sessions } = parseJson<{ sessions: SessionJson[] }>(await m.run("sessions", ["--json"]));
     expect(sessions.map((s) => s.id).toSorted()).toEqual(["ses_child", "ses_fork", "ses_root"]);
     expect(sessions.find((s) => s.id === "ses_child")).toEqual({
+      activity: null,
       id: "ses_child",
       rootSessionID: "ses_root",
       parentID: "ses_root",
@@ -73,6 +74,9 @@ describe("bun run settings", () => {
       cpus                   1
       memoryMib              1024 (1G)
       idleStopMinutes        30 (30m)
+      idleSuspendMinutes     0 (off)
+      holdWhileBusy          true
+      maxHoldMinutes         480 (8h)
       maxRunningVms          4
       execTimeoutMs          120000 (2m)
       network                none
@@ -95,6 +99,9 @@ describe("bun run settings", () => {
       cpus                   1
       memoryMib              1536 (1.5G)
       idleStopMinutes        120 (2h)
+      idleSuspendMinutes     0 (off)
+      holdWhileBusy          true
+      maxHoldMinutes         480 (8h)
       maxRunningVms          3
       execTimeoutMs          90000 (90s)
       network                allowlist: api.github.com, *.example.com
@@ -119,7 +126,7 @@ describe("bun run settings", () => {
     expect(await m.run("settings", ["set", "bogus=1"])).toEqual({
       exitCode: 2,
       stdout: "",
-      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image, maxImageMib, isolation\n',
+      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, idleSuspendMinutes, holdWhileBusy, maxHoldMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image, maxImageMib, isolation\n',
     });
     expect((await m.run("settings", ["set", "cpus=two"])).stderr).toBe('settings: cpus "two" is not a whole number — fix: write it like 2\n');
     const refused = await m.run("settings", ["set", "maxRunningVms=100000"]);

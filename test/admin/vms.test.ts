@@ -91,9 +91,9 @@ describe("bun run vms", () => {
     const result = await m.run("sessions");
     expect(result).toMatchObject({ exitCode: 0, stderr: "" });
     const rows = result.stdout.trimEnd().split("\n").map((row) => row.split(/\s{2,}/));
-    expect(rows[0]).toEqual(["ID", "ROOT", "PARENT", "FORK OF", "SANDBOX", "VM", "DIRECTORY", "CREATED"]);
+    expect(rows[0]).toEqual(["ID", "ROOT", "PARENT", "FORK OF", "SANDBOX", "ACTIVITY", "VM", "DIRECTORY", "CREATED"]);
     const alphaVm = `${await vmOf("ses_alpha")} (running)`;
-    expect(rows.slice(1).map((row) => [row[0], row[4], row[5]])).toEqual([
+    expect(rows.slice(1).map((row) => [row[0], row[4], row[6]])).toEqual([
       ["ses_alpha", "on", alphaVm],
       ["ses_beta", "on", `${await vmOf("ses_beta")} (running)`],
       ["ses_alpha_child", "on", alphaVm],

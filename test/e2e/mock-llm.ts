@@ -1,10 +1,13 @@
 // A scripted OpenAI-compatible model on 127.0.0.1: `RUN:<cmd>` → one `bash` tool call, `TASK:<cmd>` → a
 // `task` tool call whose subagent then gets `RUN:<cmd>`, `CALL:<tool> <json args>` → that tool call as
-// given, a tool result → "done", anything else → a title.
+// given, `HOLD:<name>` → an answer held back until release(name) (a model that thinks for as long as a
+// test needs), a tool result → "done", anything else → a title.
 export type MockLlm = {
   url: string;
   /** Every request body received, newest last (to see which tool definitions OpenCode sent). */
   requests: Array<{ messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string; description: string; parameters: unknown } }> }>;
+  /** Lets the answers held by `HOLD:<name>` go (now, or as soon as one arrives). */
+  release(name: string): void;
   stop(): void;
 };
 
@@ -53,15 +56,30 @@ function reply(body: MockLlm["requests"][number]): string {
 
 export function startMockLlm(): MockLlm {
   const requests: MockLlm["requests"] = [];
+  const gates = new Map<string, { promise: Promise<void>; open: () => void }>();
+  const gate = (name: string) => {
+    let entry = gates.get(name);
+    if (!entry) {
+      let open = () => undefined as void;
+      const promise = new Promise<void>((resolve) => (open = resolve));
+      gates.set(name, (entry = { promise, open }));
+    }
+    return entry;
+  };
   const server = Bun.serve({
     port: 0,
+    // A held answer waits as long as its test says: no idle cut-off.
+    idleTimeout: 0,
     hostname: "127.0.0.1",
     async fetch(request) {
       if (!new URL(request.url).pathname.endsWith("/chat/completions")) return new Response("not found", { status: 404 });
       const body = (await request.json()) as MockLlm["requests"][number];
       requests.push(body);
+      const last = body.messages.at(-1);
+      const held = last?.role === "user" ? /HOLD:(\w+)/.exec(textOf(last.content)) : null;
+      if (held) await gate(held[1]!).promise;
       return new Response(reply(body) + "data: [DONE]\n\n", { headers: { "content-type": "text/event-stream" } });
     },
   });
-  return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: () => void server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}/v1`, requests, release: (name) => gate(name).open(), stop: () => void server.stop(true) };
 }

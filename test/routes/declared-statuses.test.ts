@@ -158,6 +158,16 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     429: { elsewhere: "test/actors/cap.test.ts" },
     503: { method: "PUT", path: "/api/sessions/ses_tmp/files?path=/tmp/x", body: "x", headers: bytes },
   },
+  "POST /api/sessions/:id/activity": {
+    200: { method: "POST", path: "/api/sessions/ses_child/activity", body: j({ state: "busy" }) },
+    400: { method: "POST", path: "/api/sessions/ses_deep39/activity", body: j({ state: "busy" }) },
+    401: { method: "POST", path: "/api/sessions/ses_root/activity", body: j({ state: "busy" }), token: null },
+    404: { method: "POST", path: "/api/sessions/ses_ghost/activity", body: j({ state: "busy" }) },
+    409: { method: "POST", path: "/api/sessions/ses_cyc_a/activity", body: j({ state: "busy" }) },
+    413: { method: "POST", path: "/api/sessions/ses_root/activity", body: big },
+    415: { method: "POST", path: "/api/sessions/ses_root/activity", body: "{}", headers: form },
+    422: { method: "POST", path: "/api/sessions/ses_root/activity", body: j({ state: "sleeping" }) },
+  },
   "POST /api/sessions/:id/ports": {
     201: { elsewhere: "test/actors/ports.test.ts" },
     400: { method: "POST", path: "/api/sessions/ses_deep39/ports", body: j({ port: 8000 }) },

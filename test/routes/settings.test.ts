@@ -15,6 +15,9 @@ describe("GET /api/settings/sandbox", () => {
       cpus: 2,
       memoryMib: 2048,
       idleStopMinutes: 30,
+      idleSuspendMinutes: 0,
+      holdWhileBusy: true,
+      maxHoldMinutes: 480,
       maxRunningVms: 4,
       execTimeoutMs: 120_000,
       network: { mode: "none" },
@@ -56,7 +59,7 @@ describe("GET /api/settings/sandbox", () => {
 describe("PATCH /api/settings/sandbox", () => {
   test("each key → stored and read back; survives a reopen", async () => {
     t = makeTestApp({ tiers: ALL_TIERS });
-    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512, image: { kind: "oci" as const, reference: "127.0.0.1:5000/team/node:22" }, maxImageMib: 2048, isolation: "gvisor" as const };
+    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, idleSuspendMinutes: 2, holdWhileBusy: false, maxHoldMinutes: 60, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512, image: { kind: "oci" as const, reference: "127.0.0.1:5000/team/node:22" }, maxImageMib: 2048, isolation: "gvisor" as const };
     expect(await t.client.settings.patch(patch)).toEqual(patch);
     const dataDir = t.dataDir;
     t.db.close();
@@ -84,6 +87,11 @@ describe("PATCH /api/settings/sandbox", () => {
       [{ maxRunningVms: 2.5 }, 422, "/maxRunningVms"],
       [{ colour: "blue" }, 422, "/colour"],
       [{ maxRunningVms: 2, bogus: true }, 422, "/bogus"],
+      [{ idleSuspendMinutes: -1 }, 400, "minutes (0 = off)"],
+      [{ idleSuspendMinutes: 30 }, 400, "idleSuspendMinutes 30 must be below idleStopMinutes 30"],
+      [{ idleSuspendMinutes: 10, idleStopMinutes: 5 }, 400, "must be below idleStopMinutes 5"],
+      [{ maxHoldMinutes: 0 }, 400, "between 1 and 10080"],
+      [{ holdWhileBusy: "yes" }, 422, "/holdWhileBusy"],
     ];
     for (const [body, status, text] of cases) {
       const res = await t.request("PATCH", "/api/settings/sandbox", { body: JSON.stringify(body) });

@@ -27,11 +27,28 @@ export function SessionsPage({ tick }: PageProps) {
         <section key={root.id} class="card" aria-labelledby={`root-${root.id}`}>
           <h2 id={`root-${root.id}`}>{root.id}</h2>
           <p class="muted">{root.directory}</p>
+          <p>
+            Agent: <Activity session={root} />
+          </p>
           <RootSandbox id={root.id} tick={tick} vms={vms.data?.vms ?? []} />
           {children(root.id).length > 0 && <Tree parent={root.id} children={children} />}
         </section>
       ))}
     </>
+  );
+}
+
+/** What the session's agent does, as its OpenCode plugin reports; a working one holds its root's VM. */
+function Activity({ session }: { session: ListedSession }) {
+  const activity = session.activity;
+  if (!activity) return <span class="muted">not reported</span>;
+  const what = activity.state === "retry" ? `retrying (attempt ${activity.attempt ?? "?"})` : activity.state === "question" ? "waiting on a question" : activity.state === "permission" ? "waiting on a permission" : activity.state;
+  const holds = activity.state === "busy" || activity.state === "retry";
+  return (
+    <span>
+      <strong>{what}</strong> since {when(activity.since)}
+      {holds && <span class="tag"> (holds the VM)</span>}
+    </span>
   );
 }
 
@@ -42,6 +59,12 @@ function Tree({ parent, children }: { parent: string; children: (id: string) => 
         <li key={s.id}>
           {s.id}
           {s.forkOf && <span class="tag"> (fork of {s.forkOf})</span>}
+          {s.activity && (
+            <>
+              {" "}
+              — <Activity session={s} />
+            </>
+          )}
           {children(s.id).length > 0 && <Tree parent={s.id} children={children} />}
         </li>
       ))}
