@@ -1,6 +1,9 @@
 // Display helpers: times, sizes and the API's unions as short text.
 import type * as Api from "../../sdk/api-types";
 
+/** 1 → "1 CPU", 2 → "2 CPUs". */
+export const cpuCount = (cpus: number): string => `${cpus} CPU${cpus === 1 ? "" : "s"}`;
+
 export const when = (ms: number | null | undefined): string => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 19) : "—");
 
 export function bytes(n: number | null | undefined): string {

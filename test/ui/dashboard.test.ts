@@ -118,10 +118,16 @@ describe("dashboard", () => {
     expect(repeated).toEqual([]);
   });
 
-  test("sessions → the registered tree, forks marked; a session registered through the API appears without reload", async () => {
+  test("sessions → the registered tree, forks marked, what each agent does; a session registered through the API appears without reload", async () => {
+    // As the plugin reports them: the root waits on a question, its child works (which holds the VM).
+    await m.client.sessions.reportActivity(ROOT_ID, { state: "question" });
+    await m.client.sessions.reportActivity("ses_ui_child", { state: "busy" });
     await show("Sessions");
     await page.getByRole("heading", { name: ROOT_ID }).waitFor();
-    expect(await page.getByRole("list", { name: `Children of ${ROOT_ID}` }).textContent()).toContain("ses_ui_fork (fork of ses_ui_child)");
+    const tree = page.getByRole("list", { name: `Children of ${ROOT_ID}` });
+    expect(await tree.textContent()).toContain("ses_ui_fork (fork of ses_ui_child)");
+    await tree.getByText(/busy since .* \(holds the VM\)/).waitFor({ timeout: 5000 });
+    await page.getByText(/Agent: waiting on a question since/).waitFor({ timeout: 5000 });
     await m.client.sessions.register({ id: "ses_ui_late", directory: repo });
     await page.getByRole("heading", { name: "ses_ui_late" }).waitFor({ timeout: 1000 });
     expect(await sandboxSwitch().isChecked()).toBe(true);
@@ -146,6 +152,7 @@ describe("dashboard", () => {
     await page.getByLabel("Memory (MiB)").first().fill("512");
     await page.getByRole("button", { name: "Save resources" }).first().click();
     await page.getByText("Saved: the next command's VM gets these resources.").waitFor();
+    await page.getByText("1 CPU, 512 MiB (override)").waitFor(); // one CPU, not "1 CPUs"
     expect((await m.client.sandbox.get(ROOT_ID)).resources.effective).toEqual({ cpus: 1, memoryMib: 512 });
     // (nproc inside still says the host's count: the local runtime limits CPU time with cgroup cpu.max, not the CPU set.)
     expect(await m.client.run(ROOT_ID, { command: "echo resized", cwd: repo })).toMatchObject({ exitCode: 0, stdout: "resized\n" });

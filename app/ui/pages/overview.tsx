@@ -2,6 +2,7 @@
 // Overview: is sandboxing on, which runtime and why, running VMs against the cap, the host, doctor problems.
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
+import { cpuCount } from "../format";
 import type * as Api from "../../../sdk/api-types";
 import { useApi } from "../use-api";
 
@@ -73,7 +74,7 @@ export function OverviewPage({ tick }: PageProps) {
         <dt>Running VMs</dt>
         <dd>{running !== undefined && settings.data ? `${running} of at most ${settings.data.maxRunningVms}` : "…"}</dd>
         <dt>Host</dt>
-        <dd>{health.data ? `${health.data.host.cpus} CPUs, ${health.data.host.memoryMib} MiB memory` : "…"}</dd>
+        <dd>{health.data ? `${cpuCount(health.data.host.cpus)}, ${health.data.host.memoryMib} MiB memory` : "…"}</dd>
       </dl>
       <h2>Doctor</h2>
       {doctor.data && (problems.length === 0 ? <p>All {doctor.data.checks.length} checks pass.</p> : null)}

@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { api, ApiError, describeError } from "../api";
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
-import { image, network, when, type ImageChoice, type NetworkPolicy } from "../format";
+import { cpuCount, image, network, when, type ImageChoice, type NetworkPolicy } from "../format";
 import type * as Api from "../../../sdk/api-types";
 import { useApi } from "../use-api";
 
@@ -97,7 +97,7 @@ function RootSandbox({ id, tick, vms }: { id: string; tick: number; vms: Vm[] })
         <dd>{s.source}</dd>
         <dt>Resources</dt>
         <dd>
-          {s.resources.effective.cpus} CPUs, {s.resources.effective.memoryMib} MiB{s.resources.override ? " (override)" : " (settings)"}
+          {cpuCount(s.resources.effective.cpus)}, {s.resources.effective.memoryMib} MiB{s.resources.override ? " (override)" : " (settings)"}
         </dd>
         <dt>Network</dt>
         <dd>{network(s.network.effective)}</dd>

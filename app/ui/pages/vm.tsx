@@ -7,7 +7,7 @@ import type { Answer } from "../../../sdk/api-types";
 import { cpuPercentBetween } from "../../../sdk/cpu-percent";
 import { api, describeError } from "../api";
 import { ErrorText } from "../error-text";
-import { bytes, when } from "../format";
+import { bytes, cpuCount, when } from "../format";
 import { followOutput, type OutputEnd } from "../live-output";
 import { RemoveVm } from "../remove-vm";
 import { Sparkline } from "../sparkline";
@@ -182,7 +182,7 @@ export function VmPage({ name, tick, feed }: { name: string; tick: number; feed:
             {vm.lastStopReason && ` (last stop: ${vm.lastStopReason})`}
           </dd>
           <dt>Spec</dt>
-          <dd>{vm.spec ? `${vm.spec.cpus} CPU${vm.spec.cpus === 1 ? "" : "s"}, ${vm.spec.memoryMib} MiB, /tmp ${vm.spec.tmpSizeMib} MiB` : "—"}</dd>
+          <dd>{vm.spec ? `${cpuCount(vm.spec.cpus)}, ${vm.spec.memoryMib} MiB, /tmp ${vm.spec.tmpSizeMib} MiB` : "—"}</dd>
           <dt>Isolation tier</dt>
           <dd>{sandbox.data ? `${sandbox.data.isolation.effective}${sandbox.data.isolation.override === null ? " (the settings' default)" : " (set for this session)"}` : "—"}</dd>
           <dt>Image</dt>

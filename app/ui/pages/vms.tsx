@@ -5,7 +5,7 @@ import type { Answer } from "../../../sdk/api-types";
 import { cpuPercentBetween } from "../../../sdk/cpu-percent";
 import type { PageProps } from "./page-props";
 import { ErrorText } from "../error-text";
-import { bytes, when } from "../format";
+import { bytes, cpuCount, when } from "../format";
 import { RemoveVm } from "../remove-vm";
 import { useTicker } from "../ticker";
 import { useApi } from "../use-api";
@@ -78,7 +78,7 @@ function VmRow({ vm, stats, onRemoved }: { vm: Vm; stats: Stats | undefined; onR
         {vm.status}
         {vm.lastStopReason && ` (last stop: ${vm.lastStopReason})`}
       </td>
-      <td data-label="Spec">{vm.spec ? `${vm.spec.cpus} CPU${vm.spec.cpus === 1 ? "" : "s"}, ${vm.spec.memoryMib} MiB, image ${vm.spec.image}` : "—"}</td>
+      <td data-label="Spec">{vm.spec ? `${cpuCount(vm.spec.cpus)}, ${vm.spec.memoryMib} MiB, image ${vm.spec.image}` : "—"}</td>
       <td data-label="Running commands">{vm.runningExecs}</td>
       <td data-label="CPU">{usage ?? (stats?.cpuPercent != null ? `${stats.cpuPercent.toFixed(1)}%` : stats?.cpuSeconds != null ? "…" : "—")}</td>
       <td data-label="Memory">{usage ? "—" : `${bytes(stats?.memoryBytes)} of ${bytes(stats?.memoryLimitBytes)}`}</td>
