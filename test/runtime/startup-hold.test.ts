@@ -39,4 +39,36 @@ describe("startup hold", () => {
     expect(r.seen).toEqual(["err:progress 1%"]);
     hold.release();
   });
+
+  test("only crun's join complaint held when the hold time is up (a loaded host) → kept until the attempt is discarded", async () => {
+    const r = recorder();
+    const hold = holdStartupOutput(r.sink, 30);
+    hold.sink.stderr(bytes("setns(pid=17026, CLONE_*): Operation not permitted\nfail startup\n"));
+    await Bun.sleep(60);
+    expect(r.seen).toEqual([]);
+    hold.discard();
+    hold.release();
+    expect(r.seen).toEqual([]);
+  });
+
+  test("crun's words followed by the command's own stderr → released at the hold time as usual", async () => {
+    const r = recorder();
+    const hold = holdStartupOutput(r.sink, 30);
+    hold.sink.stderr(bytes("fail startup\n"));
+    hold.sink.stderr(bytes("compiling…\n"));
+    await Bun.sleep(60);
+    expect(r.seen).toEqual(["err:fail startup\n", "err:compiling…\n"]);
+    hold.release();
+  });
+
+  test("crun's words held past the hold time, then the command's own stderr → both out at once, in order", async () => {
+    const r = recorder();
+    const hold = holdStartupOutput(r.sink, 30);
+    hold.sink.stderr(bytes("fail startup\n"));
+    await Bun.sleep(60);
+    expect(r.seen).toEqual([]);
+    hold.sink.stderr(bytes("warning: slow disk\n"));
+    expect(r.seen).toEqual(["err:fail startup\n", "err:warning: slow disk\n"]);
+    hold.release();
+  });
 });
