@@ -95,25 +95,26 @@ describe("egress proxy: connections", () => {
   });
 
   test("a slow but steady answer → outlives idleTimeoutMs (CONNECT and HTTP)", async () => {
-    // A byte every 40 ms for 600 ms: longer than idleTimeoutMs in total, never idle that long.
+    // A byte every 100 ms for 2 s: longer than idleTimeoutMs (1.5 s) in total, never idle for more than a
+    // fifteenth of it, so a loaded host's late timers (a 250 ms limit once cut it in CI) cannot fake idleness.
     const target = await startRawTarget((socket) => {
       socket.write("HTTP/1.1 200 OK\r\n\r\n");
       let sent = 0;
       const timer = setInterval(() => {
         socket.write("x");
-        if (++sent === 15) {
+        if (++sent === 20) {
           clearInterval(timer);
           socket.end("END");
         }
-      }, 40);
+      }, 100);
       socket.on("close", () => clearInterval(timer));
     });
     try {
-      const h = await start({ limits: { idleTimeoutMs: 250 } });
+      const h = await start({ limits: { idleTimeoutMs: 1500 } });
       const tunnel = (await exchange(h.socketPath, `CONNECT 127.0.0.1:${target.port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n`)).toString();
-      expect(tunnel).toEndWith(`${"x".repeat(15)}END`);
+      expect(tunnel).toEndWith(`${"x".repeat(20)}END`);
       const plain = parseResponse(await exchange(h.socketPath, `GET http://127.0.0.1:${target.port}/ HTTP/1.1\r\n\r\n`));
-      expect(plain.body).toBe(`${"x".repeat(15)}END`);
+      expect(plain.body).toBe(`${"x".repeat(20)}END`);
     } finally {
       await target.stop();
     }
