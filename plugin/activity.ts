@@ -5,13 +5,11 @@
 // "permission" whatever its status says (OpenCode reports it busy meanwhile). While a session works, its
 // report is repeated every heartbeat: the manager counts one not heard of for three of them as quiescent
 // (OpenCode closed or crashed mid-turn).
-import type { SandboxClient } from "../sdk/index";
+import type { ActivityReport, SandboxClient } from "../sdk/index";
+import { ACTIVITY_HEARTBEAT_MS } from "../sdk/activity";
 
-type State = "busy" | "idle" | "retry" | "question" | "permission";
+type State = ActivityReport["state"];
 type Tracked = { status: "busy" | "idle" | "retry"; attempt: number | null; questions: Set<string>; permissions: Set<string>; reported: string | null };
-
-/** As the manager's ACTIVITY_HEARTBEAT_MS (app/services/session-activity.ts). */
-export const HEARTBEAT_MS = 60_000;
 
 type Event = { type: string; properties?: Record<string, unknown> };
 
@@ -24,7 +22,7 @@ export function createActivityReporter(options: {
   log: (message: string, extra?: object) => void;
   heartbeatMs?: number;
 }) {
-  const { manager, ensureRegistered, log, heartbeatMs = HEARTBEAT_MS } = options;
+  const { manager, ensureRegistered, log, heartbeatMs = ACTIVITY_HEARTBEAT_MS } = options;
   const sessions = new Map<string, Tracked>();
 
   const tracked = (id: string): Tracked => {

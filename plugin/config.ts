@@ -2,7 +2,7 @@
 // (sdk/connection.ts: plugin options from the opencode.json tuple, then the environment, then the token
 // file), plus the plugin's own opt-out. Shared by both, so they always agree on the target.
 import { connectionOptionsFrom, resolveConnection } from "../sdk/connection";
-import { HEARTBEAT_MS } from "./activity";
+import { ACTIVITY_HEARTBEAT_MS } from "../sdk/activity";
 
 export type PluginConfig = {
   url: string;
@@ -34,6 +34,6 @@ export function loadPluginConfig(env: Env, options: Options = {}): PluginConfig 
   // A URL that cannot be used is a configuration error, not an unreachable manager: no token, so it fails closed.
   const token = connection.urlProblem ? null : connection.token;
   const heartbeat = options.activityHeartbeatMs;
-  const activityHeartbeatMs = typeof heartbeat === "number" && Number.isInteger(heartbeat) && heartbeat >= 100 && heartbeat <= HEARTBEAT_MS ? heartbeat : HEARTBEAT_MS;
+  const activityHeartbeatMs = typeof heartbeat === "number" && Number.isInteger(heartbeat) && heartbeat >= 100 && heartbeat <= ACTIVITY_HEARTBEAT_MS ? heartbeat : ACTIVITY_HEARTBEAT_MS;
   return { url: connection.url, token, problem, managerTimeoutMs: connection.managerTimeoutMs, allowHostWhenUnreachable, activityHeartbeatMs };
 }

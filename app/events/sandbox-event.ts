@@ -4,6 +4,9 @@ import type { StopReason } from "../../workers/protocol";
 
 export type VmEventStatus = "booting" | "running" | "stopped" | "evicted" | "removed" | "actor-crashed";
 
+/** What a session's agent is doing, as its OpenCode plugin reports: busy or retry work; question and permission wait on the user. */
+export type ActivityState = "busy" | "idle" | "retry" | "question" | "permission";
+
 export type ImageEventPhase = "building" | "pulling" | "progress" | "ready" | "failed" | "removed";
 
 /** What a publisher hands the bus; the bus adds the `id`. */
@@ -88,7 +91,7 @@ export type PublishedEvent =
       type: "activity";
       sessionID: string;
       rootSessionID: string;
-      state: "busy" | "idle" | "retry" | "question" | "permission";
+      state: ActivityState;
       attempt: number | null;
       released: "stale" | "max-hold" | null;
       at: number;

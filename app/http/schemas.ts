@@ -47,17 +47,20 @@ export const Session = t.Object({
 });
 export type Session = Static<typeof Session>;
 
+const ActivityState = t.UnionEnum(["busy", "idle", "retry", "question", "permission"], { description: "busy or retry: working; idle; question or permission: waiting on the user" });
+
 /** What a session's agent is doing, as its OpenCode plugin last reported. */
 export const SessionActivity = t.Object({
-  state: t.UnionEnum(["busy", "idle", "retry", "question", "permission"], { description: "busy or retry: working; idle; question or permission: waiting on the user" }),
+  state: ActivityState,
   attempt: t.Nullable(Type.Integer({ description: "The retry's attempt (state retry)" })),
   since: Type.Integer({ description: "When the state last changed, Unix epoch ms" }),
   reportedAt: Type.Integer({ description: "When the plugin last reported it, Unix epoch ms" }),
+  holds: t.Boolean({ description: "Whether it holds its root's VM now: working (busy, or retrying up to attempt 3), reported within 180 s and for less than maxHoldMinutes; with holdWhileBusy off nothing holds" }),
 });
 
 export const ActivityReport = t.Object(
   {
-    state: t.UnionEnum(["busy", "idle", "retry", "question", "permission"]),
+    state: ActivityState,
     attempt: t.Optional(t.Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000, description: "The retry's attempt, with state retry" }))),
   },
   { additionalProperties: false },

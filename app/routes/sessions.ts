@@ -5,11 +5,13 @@ import { ActivityReport, DeletedSessions, ListedSession, errors, RegisterSession
 import { principalOf } from "../http/auth";
 import type { Services } from "../services";
 
-export function sessionRoutes({ sessions, sessionAccess, users, activity }: Services) {
-  const withActivity = <T extends { id: string }>(session: T) => {
-    const reported = activity.of(session.id);
-    return { ...session, activity: reported ? { state: reported.state, attempt: reported.attempt, since: reported.since, reportedAt: reported.reportedAt } : null };
+export function sessionRoutes({ sessions, sessionAccess, users, activity, settings }: Services) {
+  /** The session's activity as shown; with holdWhileBusy off nothing holds a VM. */
+  const activityOf = (sessionID: string) => {
+    const view = activity.viewOf(sessionID);
+    return view && { ...view, holds: view.holds && settings.get().holdWhileBusy };
   };
+  const withActivity = <T extends { id: string }>(session: T) => ({ ...session, activity: activityOf(session.id) });
   return new Elysia({ prefix: "/api/sessions", tags: ["sessions"] })
     .post(
       "",
@@ -43,8 +45,8 @@ export function sessionRoutes({ sessions, sessionAccess, users, activity }: Serv
       "/:id/activity",
       ({ params, body }) => {
         const { rootSessionID } = sessions.get(params.id);
-        const reported = activity.report(params.id, rootSessionID, body.state, body.state === "retry" ? (body.attempt ?? null) : null);
-        return { state: reported.state, attempt: reported.attempt, since: reported.since, reportedAt: reported.reportedAt };
+        activity.report(params.id, rootSessionID, body.state, body.state === "retry" ? (body.attempt ?? null) : null);
+        return activityOf(params.id)!;
       },
       {
         params: SessionParams,

@@ -5,9 +5,10 @@
 // Kept in memory: a manager that restarts knows no activity until the plugin reports again, which it does
 // at every change and, while a session stays busy, every ACTIVITY_HEARTBEAT_MS. Until then the root counts
 // as quiescent, as it did before activity existed (unused from its last command).
-import type { PublishedEvent } from "../events/sandbox-event";
+import type { ActivityState, PublishedEvent } from "../events/sandbox-event";
+import { ACTIVITY_HEARTBEAT_MS } from "../../sdk/activity";
 
-export type ActivityState = "busy" | "idle" | "retry" | "question" | "permission";
+export type { ActivityState };
 
 export type Activity = {
   sessionID: string;
@@ -21,12 +22,13 @@ export type Activity = {
   reportedAt: number;
 };
 
-/** How often the plugin repeats the report of a session that stays busy (plugin/activity.ts). */
-export const ACTIVITY_HEARTBEAT_MS = 60_000;
 /** A busy session not reported for this long counts as quiescent: its OpenCode closed or crashed mid-turn. */
 export const REPORT_STALE_MS = 3 * ACTIVITY_HEARTBEAT_MS;
 /** A session retrying more often than this is stuck (a provider down, a key revoked), not working. */
 export const RETRY_LIMIT = 3;
+
+/** A session's activity as the API shows it: `holds` is the manager's own verdict (before holdWhileBusy). */
+export type ActivityView = Pick<Activity, "state" | "attempt" | "since" | "reportedAt"> & { holds: boolean };
 
 /** Whether a root's VM must be kept, and why not when it need not. */
 export type RootHold = {
@@ -56,14 +58,13 @@ export function createSessionActivity({ now, publish, maxHoldMs }: Deps) {
   /** Releases already announced, one per busy stretch (session and its `since`). */
   const announced = new Set<string>();
 
-  function report(sessionID: string, rootSessionID: string, state: ActivityState, attempt: number | null): Activity {
+  function report(sessionID: string, rootSessionID: string, state: ActivityState, attempt: number | null): void {
     const at = now();
     const before = sessions.get(sessionID);
     const changed = !before || before.state !== state || before.attempt !== attempt || before.rootSessionID !== rootSessionID;
     const activity: Activity = { sessionID, rootSessionID, state, attempt: state === "retry" ? attempt : null, since: changed ? at : before.since, reportedAt: at };
     sessions.set(sessionID, activity);
     if (changed) publish({ type: "activity", sessionID, rootSessionID, state, attempt: activity.attempt, released: null, at });
-    return { ...activity };
   }
 
   /** Why a working state no longer holds the VM, or null while it does (idle and waiting states never hold). */
@@ -77,6 +78,12 @@ export function createSessionActivity({ now, publish, maxHoldMs }: Deps) {
     return activity.state === "busy" || (activity.state === "retry" && (activity.attempt ?? 0) <= RETRY_LIMIT);
   }
 
+  /** Whether the session holds its root's VM now (holdWhileBusy aside): working, and released by neither bound. */
+  function holds(activity: Activity): boolean {
+    return working(activity) && releaseOf(activity, now()) === null;
+  }
+
+  /** The root's hold. A working state found released is announced here, once (an `activity` event with `released`). */
   function holdOf(rootSessionID: string | null): RootHold {
     const at = now();
     const busySessions: string[] = [];
@@ -107,10 +114,10 @@ export function createSessionActivity({ now, publish, maxHoldMs }: Deps) {
   return {
     report,
     holdOf,
-    /** The session's last report, or undefined when its plugin never reported (or it was deleted). */
-    of: (sessionID: string): Activity | undefined => {
+    /** The session's last report as the API shows it, with whether it holds the VM now; null when its plugin never reported (or it was deleted). */
+    viewOf(sessionID: string): ActivityView | null {
       const activity = sessions.get(sessionID);
-      return activity && { ...activity };
+      return activity ? { state: activity.state, attempt: activity.attempt, since: activity.since, reportedAt: activity.reportedAt, holds: holds(activity) } : null;
     },
     /** Deleted sessions: their reports go (and hold nothing any more). */
     forget(sessionIDs: string[]): void {

@@ -285,7 +285,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       // An operator's prune is explicit: it takes what it names, held or not.
       const hold = idleForMs === undefined ? holdFor(record) : NO_HOLD;
       if (hold.held) continue;
-      const unused = now() - (idleForMs === undefined ? lastUsed(record, hold) : record.lastUsedAt);
+      const unused = now() - lastUsed(record, hold);
       if (unused >= removeAfter) due.push(record);
       else if (suspendAfter !== undefined && unused >= suspendAfter && record.status === "running") toSuspend.push(record);
     }

@@ -19,7 +19,7 @@ export function run(argv: string[]): Promise<number> {
 Lists every registered session: ID, ROOT, PARENT, FORK OF, SANDBOX (on/off), ACTIVITY (what its agent is
 doing as the OpenCode plugin reports: busy, idle, retry #N, question, permission, and for how long; "-"
 when nothing was reported), VM (its root's VM and status, once it exists), DIRECTORY, CREATED. A working
-session (busy, retry) holds its root's VM: the idle sweep and the cap leave it alone. ROOT and SANDBOX are "?" where a stored parent chain is broken.
+session (busy, retry; green) holds its root's VM: the idle sweep and the cap leave it alone. ROOT and SANDBOX are "?" where a stored parent chain is broken.
 -q (--quiet) prints only the ids, one per line (as \`docker ps -q\`; shell completion uses it).
 create registers a root session for <dir> (an id of its own unless --id), as the OpenCode plugin does for
 each session; rm deletes a session and its children, and a root's VM and data volume with it.`,
@@ -55,7 +55,7 @@ each session; rm deletes a session and its children, and a root's VM and data vo
             directory: s.directory,
             createdAt: isoTime(s.createdAt),
             sandboxed: s.sandboxed,
-            activity: s.activity && { state: s.activity.state, attempt: s.activity.attempt, since: isoTime(s.activity.since), reportedAt: isoTime(s.activity.reportedAt) },
+            activity: s.activity && { ...s.activity, since: isoTime(s.activity.since), reportedAt: isoTime(s.activity.reportedAt) },
             vmName: vmOf(s)?.name ?? null,
             vmStatus: vmOf(s)?.status ?? null,
           })),
@@ -66,7 +66,7 @@ each session; rm deletes a session and its children, and a root's VM and data vo
       const activityCell = (activity: (typeof sessions)[number]["activity"]) => {
         if (!activity) return "-";
         const what = activity.state === "retry" ? `retry #${activity.attempt ?? "?"}` : activity.state;
-        const painted = activity.state === "busy" || activity.state === "retry" ? out.paint.green(what) : activity.state === "idle" ? out.paint.dim(what) : out.paint.yellow(what);
+        const painted = activity.holds ? out.paint.green(what) : activity.state === "idle" ? out.paint.dim(what) : out.paint.yellow(what);
         return `${painted} ${timeCell(activity.since, out)}`;
       };
       const rows = sessions.map((s) => {

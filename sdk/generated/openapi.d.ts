@@ -680,6 +680,8 @@ export interface components {
                 since: number;
                 /** @description When the plugin last reported it, Unix epoch ms */
                 reportedAt: number;
+                /** @description Whether it holds its root's VM now: working (busy, or retrying up to attempt 3), reported within 180 s and for less than maxHoldMinutes; with holdWhileBusy off nothing holds */
+                holds: boolean;
             } | null;
             /** @description Whether its commands run sandboxed now (its root's mode, and sandboxing enabled) */
             sandboxed: boolean | null;
@@ -1426,6 +1428,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
+                     * @description busy or retry: working; idle; question or permission: waiting on the user
                      * @default busy
                      * @enum {string}
                      */
@@ -1455,6 +1458,8 @@ export interface operations {
                         since: number;
                         /** @description When the plugin last reported it, Unix epoch ms */
                         reportedAt: number;
+                        /** @description Whether it holds its root's VM now: working (busy, or retrying up to attempt 3), reported within 180 s and for less than maxHoldMinutes; with holdWhileBusy off nothing holds */
+                        holds: boolean;
                     };
                 };
             };

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { normalize, parseJson, startAdminManager, type AdminManager } from "./fixture";
 
-type SessionJson = { id: string; rootSessionID: string | null; parentID: string | null; forkOf: string | null; directory: string; createdAt: string; sandboxed: boolean | null; vmName: string | null; vmStatus: string | null; activity: { state: string; attempt: number | null; since: string; reportedAt: string } | null };
+type SessionJson = { id: string; rootSessionID: string | null; parentID: string | null; forkOf: string | null; directory: string; createdAt: string; sandboxed: boolean | null; vmName: string | null; vmStatus: string | null; activity: { state: string; attempt: number | null; since: string; reportedAt: string; holds: boolean } | null };
 type SandboxJson = {
   sessionID: string;
   rootSessionID: string;

@@ -72,12 +72,12 @@ describe("activity reporter", () => {
     const { reporter, status } = make({ heartbeatMs: 20 });
     await status("ses_busy", { type: "busy" });
     await status("ses_idle", { type: "idle" });
-    const first = t.services.activity.of("ses_busy")!.reportedAt;
-    const idleAt = t.services.activity.of("ses_idle")!.reportedAt;
+    const first = t.services.activity.viewOf("ses_busy")!.reportedAt;
+    const idleAt = t.services.activity.viewOf("ses_idle")!.reportedAt;
     await Bun.sleep(150);
     reporter.close();
-    expect(t.services.activity.of("ses_busy")!.reportedAt).toBeGreaterThan(first);
-    expect(t.services.activity.of("ses_idle")!.reportedAt).toBe(idleAt);
+    expect(t.services.activity.viewOf("ses_busy")!.reportedAt).toBeGreaterThan(first);
+    expect(t.services.activity.viewOf("ses_idle")!.reportedAt).toBe(idleAt);
   });
 
   test("the manager down → logged, never thrown; the state is sent again at the next event", async () => {

@@ -39,13 +39,15 @@ describe("session activity", () => {
     expect(activity.holdOf("ses_a").held).toBe(true);
     activity.report("ses_a", "ses_a", "retry", RETRY_LIMIT + 1);
     expect(activity.holdOf("ses_a").held).toBe(false);
+    expect(activity.viewOf("ses_a")?.holds).toBe(false); // the view says what the hold says, not "retry holds"
   });
 
   test("a heartbeat keeps `since` (the hold's start) and renews the report; no event for a repeat", () => {
     const { clock, activity, published } = make();
     activity.report("ses_a", "ses_a", "busy", null);
     clock.now += 30_000;
-    expect(activity.report("ses_a", "ses_a", "busy", null)).toMatchObject({ since: 1_000_000, reportedAt: 1_030_000 });
+    activity.report("ses_a", "ses_a", "busy", null);
+    expect(activity.viewOf("ses_a")).toEqual({ state: "busy", attempt: null, since: 1_000_000, reportedAt: 1_030_000, holds: true });
     expect(published.filter((e) => e.type === "activity")).toHaveLength(1);
   });
 
@@ -76,7 +78,7 @@ describe("session activity", () => {
     const { activity } = make();
     activity.report("ses_a", "ses_a", "busy", null);
     activity.forget(["ses_a"]);
-    expect(activity.of("ses_a")).toBeUndefined();
+    expect(activity.viewOf("ses_a")).toBeNull();
     expect(activity.holdOf("ses_a").held).toBe(false);
   });
 });

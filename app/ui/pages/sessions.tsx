@@ -43,11 +43,10 @@ function Activity({ session }: { session: ListedSession }) {
   const activity = session.activity;
   if (!activity) return <span class="muted">not reported</span>;
   const what = activity.state === "retry" ? `retrying (attempt ${activity.attempt ?? "?"})` : activity.state === "question" ? "waiting on a question" : activity.state === "permission" ? "waiting on a permission" : activity.state;
-  const holds = activity.state === "busy" || activity.state === "retry";
   return (
     <span>
       <strong>{what}</strong> since {when(activity.since)}
-      {holds && <span class="tag"> (holds the VM)</span>}
+      {activity.holds && <span class="tag"> (holds the VM)</span>}
     </span>
   );
 }
