@@ -4,6 +4,7 @@
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statfsSync, statSync, truncateSync } from "node:fs";
 import { randomHex } from "../bun-crypto";
 import { basename, dirname, join } from "node:path";
+import { processAlive, processStartTime } from "../proc-stat";
 
 const MIB = 1024 * 1024;
 
@@ -74,7 +75,8 @@ export class SpareDisks {
     if (this.refilling.has(sizeMib) || existsSync(this.spare(sizeMib))) return;
     this.refilling.add(sizeMib);
     // Unique per process: Workers and processes sharing the state dir may refill at once; the last rename wins.
-    const partial = join(this.dir, `${sizeMib}.img.${process.pid}-${randomHex(4)}.partial`);
+    // The maker's pid and start time in the name tell removePartial whether it is still being made.
+    const partial = join(this.dir, `${sizeMib}.img.${process.pid}-${processStartTime(process.pid)}-${randomHex(4)}.partial`);
     (async () => {
       // Not recursive: once the state dir is gone (a test's teardown), nothing is recreated.
       if (!existsSync(this.dir)) mkdirSync(this.dir, { mode: 0o700 });
@@ -89,12 +91,21 @@ export class SpareDisks {
     return join(this.dir, `${sizeMib}.img`);
   }
 
-  /** Half-made spares a crash left behind. Only while nothing else drives the state dir. */
+  /**
+   * Half-made spares a crash left behind: those whose maker is gone. One a live process is still formatting
+   * (this process, before a restart in place, or a Worker) is left to it: it renames or removes its own.
+   */
   removePartial(): string[] {
-    const partial = existsSync(this.dir) ? readdirSync(this.dir).filter((name) => name.endsWith(".partial")) : [];
+    const partial = existsSync(this.dir) ? readdirSync(this.dir).filter((name) => name.endsWith(".partial") && !makerAlive(name)) : [];
     for (const name of partial) rmSync(join(this.dir, name), { force: true });
     return partial;
   }
+}
+
+/** Whether the process named in a partial spare's name (`<size>.img.<pid>-<start time>-<hex>.partial`) still runs. */
+function makerAlive(name: string): boolean {
+  const maker = /\.img\.(\d+)-(\d+)-[0-9a-f]+\.partial$/.exec(name);
+  return maker !== null && processAlive(Number(maker[1]), maker[2]!);
 }
 
 /** Whether something is mounted at `dir` (it lies on another filesystem than its parent). */

@@ -1,6 +1,6 @@
 // Pure parts of the local driver: mountinfo/cgroup layout parsing, guest root plan, OCI config, validation.
 import { afterAll, describe, expect, test } from "bun:test";
-import { chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RuntimeError, type VmSpec } from "../../runtime/driver";
@@ -9,6 +9,8 @@ import { planGuestRoot } from "../../runtime/local/guest-root";
 import { buildOciConfig } from "../../runtime/local/oci-config";
 import { seccompProfile } from "../../runtime/local/seccomp-profile";
 import { validateSpec } from "../../runtime/local/validate-spec";
+import { SpareDisks } from "../../runtime/local/disk-image";
+import { processStartTime } from "../../runtime/proc-stat";
 
 const CONTROLLERS = new Set(["cpu", "cpuacct", "memory", "pids", "freezer", "hugetlb"]);
 const line = (id: number, mountPoint: string, fsType: string, superOptions: string, optional = "shared:1") =>
@@ -197,5 +199,21 @@ describe("seccomp profile (kernel surfaces)", () => {
     }
     expect(syscalls.find((r) => r.names.includes("openat2"))?.errnoRet).toBe(38);
     expect(syscalls.some((r) => r.names.includes("mkdir") || r.names.includes("mkdirat"))).toBe(false);
+  });
+});
+
+describe("spare disks", () => {
+  test("clean-up after a crash → removes a half-made spare whose maker is gone, keeps one a live process is still making", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ss-spares-"));
+    try {
+      const self = `${process.pid}-${processStartTime(process.pid)}`;
+      writeFileSync(join(dir, `64.img.${self}-ab12.partial`), "");
+      writeFileSync(join(dir, "64.img.999999999-1-cd34.partial"), "");
+      writeFileSync(join(dir, "64.img.4242-ef56.partial"), ""); // an older name without a start time: its maker cannot be told
+      expect(new SpareDisks(dir).removePartial().sort()).toEqual(["64.img.4242-ef56.partial", "64.img.999999999-1-cd34.partial"]);
+      expect(readdirSync(dir)).toEqual([`64.img.${self}-ab12.partial`]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
