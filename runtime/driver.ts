@@ -54,6 +54,13 @@ export type VmSpec = {
   isolation?: IsolationTier;
   /** What only the drivers of one kind of tier read; written by the tier that places the VM (runtime/tiers/). */
   tierPart?: TierPart;
+  /**
+   * Every write the guest makes, to its root, its mounts and its volume alike, stays in the VM's own memory
+   * (within memoryMib) and is gone when it stops; the host's files are never written. For image
+   * builds (app/images/dockerfile-build.ts). Only a tier with a kernel of its own keeps it (gVisor); the
+   * container tier refuses it, since it has no writable root it could keep from the host.
+   */
+  scratchWrites?: boolean;
 };
 
 /** A secret the microvm tier's runtime substitutes itself: the guest sees a placeholder; `value` reaches only the runtime's env. */

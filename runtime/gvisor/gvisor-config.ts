@@ -21,6 +21,9 @@ import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM, type GuestB
 
 /** Where host-mounts.ts finds what to attach: the annotation holds the HostMount list as JSON. */
 const HOST_MOUNTS_ANNOTATION = "dev.session-sandbox.host-mounts";
+/** Present when the VM's writes stay in its memory (VmSpec.scratchWrites): the runsc flag its boot adds. */
+const SCRATCH_WRITES_ANNOTATION = "dev.session-sandbox.scratch-writes";
+const SCRATCH_WRITES_FLAG = "--overlay2=all:memory";
 /**
  * Host tasks per guest process under the ptrace platform (each guest process costs several host pids): the
  * pids limit is scaled by it.
@@ -51,6 +54,11 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
   const dir = hostMountsDir(input.stateDir, vm.name);
   const hostMounts: HostMount[] = [];
   const rootMap = `0 ${vm.hostUidBase} ${UIDS_PER_VM}`;
+  // Scratch writes (an image build): the guest sees its root and mounts writable, runsc's overlay keeps
+  // every write in the Sentry's memory (it overlays only mounts the spec marks writable), and the host
+  // side of each mount stays read-only, so a write that got past the overlay would still fail.
+  const scratch = vm.spec.scratchWrites === true;
+  const access = (readOnly: boolean) => (readOnly && !scratch ? "ro" : "rw");
   const mounts: OciMount[] = config.mounts.map((mount, index) => {
     const options = mount.options ?? [];
     const session = mount.type === "bind" ? sessionMountFor(vm.spec, mount.destination) : undefined;
@@ -58,7 +66,7 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
       // An image directory: shown read-only with host root's files as the guest's root, as crun's idmap does.
       const target = join(dir, `image-${index}`);
       hostMounts.push({ source: mount.source, target, kind: "dir", readOnly: true, recursive: true, uidMap: rootMap, gidMap: rootMap });
-      return { ...mount, source: target, options: ["rbind", "ro"] };
+      return { ...mount, source: target, options: ["rbind", access(true)] };
     }
     if (session) {
       const target = join(dir, `mount-${index}`);
@@ -66,8 +74,8 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
       // crun's `idmap=uids=OWNER-BASE-1;gids=GROUP-BASE-1`, as uid_map/gid_map lines.
       const [uids, gids] = (idmap?.slice("idmap=".length).split(";") ?? []).map((part) => part.split("=")[1]!.split("-").join(" "));
       const kind = session.kind === "file" ? "file" : "dir";
-      hostMounts.push({ source: mount.source, target, kind, readOnly: !!session.readOnly, recursive: false, uidMap: uids, gidMap: gids });
-      return { ...mount, source: target, options: ["bind", session.readOnly ? "ro" : "rw"] };
+      hostMounts.push({ source: mount.source, target, kind, readOnly: !!session.readOnly || scratch, recursive: false, uidMap: uids, gidMap: gids });
+      return { ...mount, source: target, options: ["bind", access(!!session.readOnly)] };
     }
     return { ...mount, options: withoutIdmapAndRecursiveFlags(options) };
   });
@@ -81,14 +89,20 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
   const { hooks: _hooks, ...rest } = config;
   return {
     ...rest,
+    ...(scratch ? { root: { ...rest.root, readonly: false } } : {}),
     mounts,
-    annotations: { [HOST_MOUNTS_ANNOTATION]: JSON.stringify(hostMounts) },
+    annotations: { [HOST_MOUNTS_ANNOTATION]: JSON.stringify(hostMounts), ...(scratch ? { [SCRATCH_WRITES_ANNOTATION]: "memory" } : {}) },
     process: { ...config.process, args: filteredArgv(config.process.args), env: [...config.process.env, PRELOAD_ENV] },
     linux: {
       ...linux,
       resources: { ...linux.resources, pids: { limit: linux.resources.pids.limit * HOST_TASKS_PER_GUEST_PROCESS } },
     },
   };
+}
+
+/** The runsc flags a bundle's config asks its boot for: the in-memory overlay of a scratch-writes VM. */
+export function bootFlagsOf(config: Pick<RuntimeConfig, "annotations">): string[] {
+  return config.annotations[SCRATCH_WRITES_ANNOTATION] === "memory" ? [SCRATCH_WRITES_FLAG] : [];
 }
 
 /** The prepared mounts a bundle's config asks for. */

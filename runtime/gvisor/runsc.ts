@@ -9,7 +9,7 @@ import { readLog, tcpListening } from "../local/crun";
 import { GUEST_PROXY_PORT, type OciConfig } from "../local/oci-config";
 import type { OciRuntime, RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
 import { mountProblems } from "../local/verify-mounts";
-import { gvisorConfig, hostMountsDir, hostMountsOf } from "./gvisor-config";
+import { bootFlagsOf, gvisorConfig, hostMountsDir, hostMountsOf } from "./gvisor-config";
 import type { GuestBinaries } from "./guest-binaries";
 import { attachHostMounts, releaseHostMounts } from "./host-mounts";
 
@@ -29,6 +29,8 @@ const GLOBAL_FLAGS = ["--platform=ptrace", "--network=none", "--host-uds=open"];
 
 export class Runsc implements OciRuntime {
   readonly name = "runsc";
+  /** runsc's `--overlay2=all:memory`: an overlay on every mount whose upper layer is the Sentry's memory. */
+  readonly keepsWritesInMemory = true;
   constructor(private readonly options: RunscOptions) {}
 
   argv(args: string[]): string[] {
@@ -74,7 +76,8 @@ export class Runsc implements OciRuntime {
   async startDetached(id: string, bundleDir: string, pidFile: string, logFile: string): Promise<void> {
     rmSync(logFile, { force: true });
     mkdirSync(this.options.runscRoot, { recursive: true, mode: 0o700 });
-    const argv = this.argv(["--log", logFile, "--log-format", "json", "run", "--detach", "--bundle", bundleDir, "--pid-file", pidFile, runscId(id)]);
+    const config = JSON.parse(readFileSync(join(bundleDir, "config.json"), "utf8")) as RuntimeConfig;
+    const argv = this.argv([...bootFlagsOf(config), "--log", logFile, "--log-format", "json", "run", "--detach", "--bundle", bundleDir, "--pid-file", pidFile, runscId(id)]);
     const exitCode = await Bun.spawn(argv, { stdin: "ignore", stdout: "ignore", stderr: "ignore" }).exited;
     if (exitCode !== 0) throw new Error(`runsc run failed (exit ${exitCode}): ${readLog(logFile) || "no message"}`);
   }

@@ -12,6 +12,7 @@ type CrunResult = { exitCode: number; stdout: string; stderr: string };
 
 export class Crun implements OciRuntime {
   readonly name = "crun";
+  readonly keepsWritesInMemory = false;
   constructor(private readonly options: CrunOptions) {}
 
   /** crun runs the bundle as the driver builds it. */

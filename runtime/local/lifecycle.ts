@@ -34,6 +34,9 @@ function failed(action: string, name: string, error: unknown): RuntimeError {
 
 export async function createVm(ctx: DriverContext, spec: VmSpec, options: CreateOptions = {}): Promise<VmInfo> {
   validateSpec(spec, ctx.paths.stateDir);
+  if (spec.scratchWrites && !ctx.runtime.keepsWritesInMemory) {
+    throw new RuntimeError("FAILED", `VM ${spec.name} asks that its writes stay in its memory (an image build), which the container tier cannot keep from the host's files: use the gVisor tier (isolation: gvisor)`);
+  }
   if (options.replace) await removeVm(ctx, spec.name, { keepVolume: true });
   // 0711 like the state dir: traversable by the VM's uid (see createLocalDriver), not listable.
   mkdirSync(ctx.paths.vmsDir, { recursive: true, mode: 0o711 });

@@ -17,7 +17,9 @@ export type RuntimeVm = {
 };
 
 /** A config.json as a runtime runs it: the driver's, where a runtime may drop what it does not apply (runsc: seccomp, hooks). */
-export type RuntimeConfig = Omit<OciConfig, "hooks" | "linux"> & {
+export type RuntimeConfig = Omit<OciConfig, "hooks" | "linux" | "root"> & {
+  /** Writable only where the runtime keeps the writes from the host (runsc's in-memory overlay). */
+  root: { path: string; readonly: boolean };
   hooks?: OciConfig["hooks"];
   linux: Omit<OciConfig["linux"], "seccomp"> & { seccomp?: OciConfig["linux"]["seccomp"] };
 };
@@ -27,6 +29,8 @@ export type AgentListener = { binary: string; socket: string };
 
 export interface OciRuntime {
   readonly name: "crun" | "runsc";
+  /** Whether it can keep every guest write in the VM's memory (VmSpec.scratchWrites). */
+  readonly keepsWritesInMemory: boolean;
   /** argv for `<runtime> <args>` against this driver's own state root (so ids never collide across drivers). */
   argv(args: string[]): string[];
   version(): Promise<string | undefined>;
