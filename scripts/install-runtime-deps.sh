@@ -11,8 +11,9 @@ set -euo pipefail
 # tier (runtime/gvisor/); gcc builds that tier's statx shim (runtime/gvisor/statx-shim.c) and, with libc6-dev's
 # static libc, the local tier's exec agent (runtime/local/exec-agent.c).
 # fuse3 and libfuse3-dev: the repository view (runtime/repo-fs/), a FUSE daemon per VM that applies the
-# repository rules to every change a guest makes (docs/repository-guard.md).
-packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci runsc gcc libc6-dev fuse3 libfuse3-dev)
+# repository rules to every change a guest makes (docs/repository-guard.md). busybox-static: the one static
+# tool set a Dockerfile build mounts into its build VM (COPY and the image's export), whatever the image has.
+packages=(crun tini debootstrap util-linux mount e2fsprogs ca-certificates skopeo umoci runsc gcc libc6-dev fuse3 libfuse3-dev busybox-static)
 
 source "$(dirname "$0")/lib/apt-install.sh"
 ensure_debian_packages "runtime deps" "${packages[@]}"

@@ -63,6 +63,20 @@ async function sanitize(rootfs: string): Promise<void> {
 }
 
 /**
+ * Treats an unpacked tree as hostile (sanitize), checks it can be booted, and publishes it at `rootfs`
+ * with one rename: what a pull and a Dockerfile build (dockerfile-build.ts) both end with.
+ */
+export async function publishUnpacked(unpacked: string, rootfs: string): Promise<void> {
+  await sanitize(unpacked);
+  const missing = REQUIRED_IN_IMAGE.filter((path) => !fileExistsInRoot(unpacked, path));
+  if (missing.length > 0) {
+    throw new ImagePullError(`the image has no ${missing.join(" or ")}: every command runs as \`sh -c\` and the VM's first process is \`sleep\`; use an image with a shell (e.g. debian, ubuntu, alpine, busybox)`);
+  }
+  mkdirSync(dirname(rootfs), { recursive: true, mode: 0o700 });
+  renameSync(unpacked, rootfs);
+}
+
+/**
  * Copies `domain/path@digest` into a temporary OCI layout beside `rootfs`, unpacks it, checks it, and
  * publishes it at `rootfs` with one rename. The download and the unpacked tree are each bounded by
  * `limitBytes` while they are written (size-watch.ts: ImageSizeExceeded). A failure leaves nothing behind.
@@ -81,13 +95,7 @@ export async function pullRootfs(parsed: ParsedReference, digest: string, rootfs
     onLine("unpacking the layers (umoci)");
     const unpack = await runWithinSize(["umoci", "raw", "unpack", "--image", `${layout}:image`, unpacked], onLine, { dir: unpacked, fsPath, limitBytes });
     if (unpack.code !== 0) throw new ImagePullError(`umoci could not unpack the image: ${unpack.stderr.trim().split("\n").at(-1)}`);
-    await sanitize(unpacked);
-    const missing = REQUIRED_IN_IMAGE.filter((path) => !fileExistsInRoot(unpacked, path));
-    if (missing.length > 0) {
-      throw new ImagePullError(`the image has no ${missing.join(" or ")}: every command runs as \`sh -c\` and the VM's first process is \`sleep\`; use an image with a shell (e.g. debian, ubuntu, alpine, busybox)`);
-    }
-    mkdirSync(dirname(rootfs), { recursive: true, mode: 0o700 });
-    renameSync(unpacked, rootfs);
+    await publishUnpacked(unpacked, rootfs);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -1,0 +1,177 @@
+// Builds a guest image from a Dockerfile inside a sandbox VM: the FROM image (pulled like any OCI image)
+// boots as a VM whose every write stays in its own memory (VmSpec.scratchWrites, the gVisor tier), with
+// the build context mounted read-only; each RUN and COPY is a command in that VM, never on the host. The
+// result leaves the VM as one tar stream (the guest's tar is the static busybox we mount, so an image
+// without tar builds too), bounded by the image size limit, and is unpacked like a pulled image: umoci
+// extracts it as a layer, and the tree is sanitized and checked as hostile input (oci-pull.ts).
+//
+// What RUN writes under the top-level directory that holds the context's mount point (/work for a
+// repository at /work/repo; /tmp, /home and the kernel's directories never count) is not kept: the export
+// leaves that directory out rather than copy the repository into the image.
+import { chmodSync, copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ExecSink, RuntimeDriver } from "../../runtime/driver";
+import type { BuildPlan, BuildStep } from "./dockerfile";
+import { ImagePullError, publishUnpacked } from "./oci-pull";
+import { runWithLines, type Line } from "./run-with-lines";
+import { ImageSizeExceeded, runWithinSize } from "./size-watch";
+
+/** The static busybox (Debian's busybox-static) the build VM's export and COPY use. */
+export const BUILD_BUSYBOX = "/bin/busybox";
+/** Top-level guest directories that are the VM's own mounts, never the image's. */
+const NOT_EXPORTED = ["proc", "sys", "dev", "tmp", "run", "home"];
+/** Lines of a failed step's output kept for its error. */
+const TAIL_LINES = 20;
+
+export class ImageBuildError extends Error {}
+
+export type DockerfileBuild = {
+  driver: RuntimeDriver;
+  plan: BuildPlan;
+  /** The FROM image, pulled and unpacked (a rootfs directory). */
+  baseRootfs: string;
+  /** The build context (the repository): mounted read-only at its own path. */
+  contextDir: string;
+  /** Where the image is published (one rename) once complete. */
+  rootfs: string;
+  /** The build VM's name: unique per build. */
+  vmName: string;
+  cpus: number;
+  memoryMib: number;
+  limitBytes: number;
+  /** Each step's limit; a step past it fails the build. */
+  stepTimeoutMs: number;
+  onLine: Line;
+};
+
+const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+
+/** The guest script of one COPY: Docker's rules (a directory's contents, into a directory when dest ends in / or there are several sources). */
+function copyScript(step: Extract<BuildStep, { kind: "copy" }>, contextDir: string, busybox: string): string {
+  const bb = quote(busybox);
+  const intoDir = step.dest.endsWith("/") || step.sources.length > 1 || step.sources.some((source) => /[*?[]/.test(source));
+  const lines = ["set -e", `cd ${quote(contextDir)}`, intoDir ? `${bb} mkdir -p ${quote(step.dest)}` : `${bb} mkdir -p ${quote(dirname(step.dest))}`];
+  const apply = (target: string) => [step.chown ? `${bb} chown -R ${quote(step.chown)} ${target}` : "", step.chmod ? `${bb} chmod -R ${quote(step.chmod)} ${target}` : ""].filter(Boolean);
+  for (const source of step.sources) {
+    // A wildcard is expanded by the guest's shell, inside the context mount; nothing else is.
+    const from = /[*?[]/.test(source) ? source.replace(/[^*?[\]/]+/g, (part) => quote(part)) : quote(source);
+    lines.push(`for f in ${from}; do [ -e "$f" ] || [ -L "$f" ] || { echo "COPY: no such file in the build context: $f" >&2; exit 1; }`);
+    lines.push(`  if [ -d "$f" ] && [ ! -L "$f" ]; then ${bb} mkdir -p ${quote(step.dest)} && ${bb} cp -a "$f/." ${quote(step.dest)}/ && t=${quote(step.dest)};`);
+    lines.push(`  elif [ -d ${quote(step.dest)} ]; then ${bb} cp -a "$f" ${quote(step.dest)}/ && t=${quote(step.dest)}/"$(${bb} basename "$f")";`);
+    lines.push(`  else ${bb} cp -a "$f" ${quote(step.dest)} && t=${quote(step.dest)}; fi`);
+    lines.push(...apply('"$t"').map((line) => `  ${line}`), "done");
+  }
+  return lines.join("\n");
+}
+
+/** The export: every top-level directory but the VM's own and the one holding the context, as a tar on stdout. */
+function exportScript(contextDir: string, busybox: string): string {
+  const skipped = [...NOT_EXPORTED, contextDir.split("/").filter(Boolean)[0]!];
+  const bb = quote(busybox);
+  return `cd / && set -- $(${bb} ls -A / | ${bb} grep -vxE ${quote(skipped.join("|"))}) && exec ${bb} tar -cf - "$@"`;
+}
+
+/** A sink that keeps the last lines (for an error) and hands each to onLine with the step's prefix. */
+function lineSink(prefix: string, onLine: Line): ExecSink & { tail(): string } {
+  const decoder = new TextDecoder();
+  let pending = "";
+  const kept: string[] = [];
+  const take = (chunk: Uint8Array) => {
+    pending += decoder.decode(chunk, { stream: true });
+    const lines = pending.split(/\r?\n/);
+    pending = lines.pop() ?? "";
+    for (const line of lines.filter((l) => l.trim())) {
+      kept.push(line);
+      if (kept.length > TAIL_LINES) kept.shift();
+      onLine(`${prefix} ${line}`);
+    }
+  };
+  return { stdout: take, stderr: take, tail: () => [...kept, pending].filter(Boolean).join("\n") };
+}
+
+/** Runs the build; on success the image is at `rootfs`. A failure leaves nothing behind, VM included. */
+export async function buildFromDockerfile(build: DockerfileBuild): Promise<void> {
+  const { driver, plan, onLine } = build;
+  // Under /tmp whatever TMPDIR says: the guest sees the mount at this same path, and /tmp is the VM's own.
+  const tools = mkdtempSync("/tmp/ss-build-tools-");
+  const work = `${build.rootfs}.partial`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true, mode: 0o700 });
+  try {
+    chmodSync(tools, 0o755);
+    const busybox = join(tools, "busybox");
+    copyFileSync(BUILD_BUSYBOX, busybox);
+    chmodSync(busybox, 0o755);
+    onLine(`build: booting the build VM from ${plan.from} (its writes stay in its memory)`);
+    await driver.create({
+      name: build.vmName,
+      image: build.baseRootfs,
+      cpus: build.cpus,
+      memoryMib: build.memoryMib,
+      mounts: [{ hostPath: build.contextDir, readOnly: true }, { hostPath: tools, readOnly: true }],
+      tmpSizeMib: 64,
+      volume: { name: build.vmName },
+      labels: { "session-sandbox.build": "dockerfile" },
+      network: { mode: "none" },
+      scratchWrites: true,
+    });
+    for (const where of plan.ignored) onLine(`build: line ${where.line}: ${where.text.split(" ")[0]} has no effect on a VM image (ignored)`);
+    for (const [index, step] of plan.steps.entries()) {
+      const prefix = `step ${index + 1}/${plan.steps.length}`;
+      onLine(`${prefix}: line ${step.source.line}: ${step.source.text.slice(0, 200)}`);
+      const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", step.kind === "copy" ? copyScript(step, build.contextDir, busybox) : `${quote(busybox)} mkdir -p ${quote(step.path)}`];
+      const sink = lineSink(`${prefix} |`, onLine);
+      const result = await driver.exec(build.vmName, { argv, cwd: step.kind === "workdir" ? "/" : step.cwd, env: step.kind === "run" ? step.env : {}, timeoutMs: build.stepTimeoutMs }, sink);
+      if (result.exitCode !== 0) {
+        const why = result.timedOut ? `did not finish within ${build.stepTimeoutMs / 1000} s` : `exited with ${result.exitCode}`;
+        throw new ImageBuildError(`Dockerfile line ${step.source.line} (${step.source.text.slice(0, 80)}) ${why}${sink.tail() ? `:\n${sink.tail()}` : ""}`);
+      }
+    }
+    onLine("build: exporting the image from the build VM");
+    const layer = join(work, "layer.tar");
+    await exportLayer(build, busybox, layer);
+    onLine("build: unpacking it as an image layer (umoci)");
+    const layout = join(work, "layout");
+    for (const argv of [["umoci", "init", "--layout", layout], ["umoci", "new", "--image", `${layout}:build`], ["umoci", "raw", "add-layer", "--image", `${layout}:build`, layer]]) {
+      const step = await runWithLines(argv, undefined);
+      if (step.code !== 0) throw new ImagePullError(`${argv.slice(0, 3).join(" ")} failed: ${step.stderr.trim().split("\n").at(-1)}`);
+    }
+    rmSync(layer, { force: true });
+    const unpacked = join(work, "rootfs");
+    const unpack = await runWithinSize(["umoci", "raw", "unpack", "--image", `${layout}:build`, unpacked], undefined, { dir: unpacked, fsPath: dirname(work), limitBytes: build.limitBytes });
+    if (unpack.code !== 0) throw new ImagePullError(`umoci could not unpack the built image: ${unpack.stderr.trim().split("\n").at(-1)}`);
+    await publishUnpacked(unpacked, build.rootfs);
+    onLine(`build: done (${readdirSync(build.rootfs).length} top-level entries)`);
+  } finally {
+    await driver.remove(build.vmName).catch(() => {});
+    rmSync(work, { recursive: true, force: true });
+    rmSync(tools, { recursive: true, force: true });
+  }
+}
+
+/** Streams the guest's tar to `layer`, cut (ImageSizeExceeded) past the size limit. */
+async function exportLayer(build: DockerfileBuild, busybox: string, layer: string): Promise<void> {
+  const file = createWriteStream(layer, { mode: 0o600 });
+  const cut = new AbortController();
+  let bytes = 0;
+  let stderr = "";
+  const result = await build.driver.exec(
+    build.vmName,
+    { argv: [busybox, "sh", "-c", exportScript(build.contextDir, busybox)], cwd: "/", timeoutMs: build.stepTimeoutMs, signal: cut.signal },
+    {
+      stdout(chunk) {
+        bytes += chunk.length;
+        if (bytes > build.limitBytes) cut.abort();
+        else file.write(chunk);
+      },
+      stderr(chunk) {
+        stderr = (stderr + new TextDecoder().decode(chunk)).slice(-4096);
+      },
+      // The guest's tar waits while the file catches up: never more than one chunk held here.
+      room: () => (file.writableNeedDrain ? new Promise<void>((resolve) => file.once("drain", () => resolve())) : undefined),
+    },
+  );
+  await new Promise<void>((resolve, reject) => file.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  if (bytes > build.limitBytes) throw new ImageSizeExceeded(build.limitBytes, bytes);
+  if (result.exitCode !== 0) throw new ImageBuildError(`exporting the built image failed (exit ${result.exitCode}): ${stderr.trim() || "no message"}`);
+}

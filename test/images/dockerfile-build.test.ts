@@ -1,0 +1,126 @@
+// Images from a Dockerfile, built in a real gVisor VM: FROM an image on a registry on the host's loopback,
+// ENV, ARG, WORKDIR, COPY from the context and RUN; the image boots and holds what the build wrote. A RUN
+// that writes into the context or anywhere else leaves nothing on the host; a failing step and an image
+// past the size limit publish nothing and leave no VM behind.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildFromDockerfile, type DockerfileBuild } from "../../app/images/dockerfile-build";
+import { planDockerfile } from "../../app/images/dockerfile";
+import { parseReference } from "../../app/images/image-choice";
+import { pullRootfs } from "../../app/images/oci-pull";
+import { ImageSizeExceeded } from "../../app/images/size-watch";
+import { startRegistry, type Registry } from "../fixtures/oci-registry";
+import { makeTempDir } from "../helpers";
+import { sh } from "../runtime/exec-capture";
+import { expectNoGvisorLeaksAndCleanUp, makeGvisorFixture } from "../runtime/gvisor-target";
+import type { LocalFixture } from "../runtime/local-target";
+
+const MIB = 2 ** 20;
+
+describe("Dockerfile builds (gVisor)", () => {
+  let fixture: LocalFixture;
+  let registry: Registry;
+  let scratch: string;
+  let context: string;
+  let base: string;
+  let builds = 0;
+
+  beforeAll(async () => {
+    fixture = await makeGvisorFixture();
+    registry = await startRegistry();
+    scratch = makeTempDir("ss-dockerfile-");
+    context = makeTempDir("ss-dockerfile-ctx-");
+    writeFileSync(join(context, "greeting.txt"), "from the repository\n");
+    mkdirSync(join(context, "conf"));
+    writeFileSync(join(context, "conf/app.conf"), "port=3000\n");
+    const reference = parseReference(`${registry.address}/team/base:1`);
+    const digest = await registry.push("team/base", "1", "base-marker");
+    base = join(scratch, "base");
+    await pullRootfs(reference, digest, base, () => {}, 256 * MIB);
+  }, 600_000);
+
+  afterAll(async () => {
+    for (const vm of await fixture.driver.list({})) await fixture.driver.remove(vm.name);
+    await registry?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+    rmSync(context, { recursive: true, force: true });
+    expectNoGvisorLeaksAndCleanUp(fixture);
+  }, 120_000);
+
+  function build(dockerfile: string, overrides: Partial<DockerfileBuild> = {}): { run: Promise<void>; rootfs: string; lines: string[] } {
+    const lines: string[] = [];
+    const rootfs = join(scratch, `image-${++builds}`);
+    const run = buildFromDockerfile({
+      driver: fixture.driver,
+      plan: planDockerfile(dockerfile),
+      baseRootfs: base,
+      contextDir: context,
+      rootfs,
+      vmName: `build-${process.pid}-${builds}`,
+      cpus: 1,
+      memoryMib: 256,
+      limitBytes: 256 * MIB,
+      stepTimeoutMs: 60_000,
+      onLine: (line) => lines.push(line),
+      ...overrides,
+    });
+    return { run, rootfs, lines };
+  }
+
+  test("FROM the loopback registry, ARG, ENV, WORKDIR, COPY and RUN → the image holds the base, the copies and what RUN wrote; it boots and reads them", async () => {
+    const { run, rootfs, lines } = build(
+      [
+        `FROM ${registry.address}/team/base:1`,
+        "ARG WHO=the-builder",
+        "ENV GREETING=hello",
+        "WORKDIR /opt/app",
+        "COPY greeting.txt ./",
+        "COPY conf/ /etc/app/",
+        'RUN echo "$GREETING from $WHO in $(pwd)" > /etc/built-marker && cat greeting.txt >> /etc/built-marker',
+        'CMD ["sleep", "1"]',
+      ].join("\n"),
+    );
+    await run;
+    expect(readFileSync(join(rootfs, "etc/built-marker"), "utf8")).toBe("hello from the-builder in /opt/app\nfrom the repository\n");
+    expect(readFileSync(join(rootfs, "opt/app/greeting.txt"), "utf8")).toBe("from the repository\n");
+    expect(readFileSync(join(rootfs, "etc/app/app.conf"), "utf8")).toBe("port=3000\n");
+    expect(readFileSync(join(rootfs, "etc/image-marker"), "utf8")).toBe("base-marker\n");
+    expect(lines).toContain("build: line 8: CMD has no effect on a VM image (ignored)");
+    expect(lines.some((line) => line.startsWith("step 4/4: line 7: RUN echo"))).toBe(true);
+    // A session's VM boots the image.
+    const vm = `built-${process.pid}`;
+    await fixture.driver.create({ name: vm, image: rootfs, cpus: 1, memoryMib: 128, mounts: [], tmpSizeMib: 16, volume: { name: vm }, labels: {}, network: { mode: "none" } });
+    expect((await sh(fixture.driver, vm, "cat /etc/built-marker /opt/app/greeting.txt")).stdout).toBe("hello from the-builder in /opt/app\nfrom the repository\nfrom the repository\n");
+    await fixture.driver.remove(vm);
+  }, 180_000);
+
+  test("a RUN that writes into the context, over a context file and into /tmp → nothing lands on the host; the image keeps none of it", async () => {
+    const marker = join(context, "pwned-by-build");
+    const { run, rootfs } = build(
+      [`FROM ${registry.address}/team/base:1`, `RUN touch ${marker}; echo guest > ${context}/greeting.txt; touch /tmp/in-tmp; rm -rf ${context}/conf; echo done > /etc/done`].join("\n"),
+    );
+    await run;
+    expect(existsSync(marker)).toBe(false);
+    expect(readFileSync(join(context, "greeting.txt"), "utf8")).toBe("from the repository\n");
+    expect(readdirSync(context).sort()).toEqual(["conf", "greeting.txt"]);
+    expect(readFileSync(join(rootfs, "etc/done"), "utf8")).toBe("done\n");
+    expect(existsSync(join(rootfs, "tmp/in-tmp"))).toBe(false);
+    expect(existsSync(join(rootfs, context.slice(1)))).toBe(false);
+  }, 180_000);
+
+  test("a failing RUN → the error names its line, its exit code and its last output; nothing is published and no VM is left", async () => {
+    const { run, rootfs } = build([`FROM ${registry.address}/team/base:1`, "RUN echo first", "RUN echo about to fail; exit 3"].join("\n"));
+    await expect(run).rejects.toThrow(/Dockerfile line 3 \(RUN echo about to fail; exit 3\) exited with 3:\nabout to fail/);
+    expect(existsSync(rootfs)).toBe(false);
+    expect(existsSync(`${rootfs}.partial`)).toBe(false);
+    expect(await fixture.driver.list({})).toEqual([]);
+  }, 180_000);
+
+  test("a build past the image size limit → cut while it is exported; nothing is published", async () => {
+    const { run, rootfs } = build([`FROM ${registry.address}/team/base:1`, "RUN echo small"].join("\n"), { limitBytes: MIB / 2 });
+    await expect(run).rejects.toBeInstanceOf(ImageSizeExceeded);
+    expect(existsSync(rootfs)).toBe(false);
+    expect(await fixture.driver.list({})).toEqual([]);
+  }, 180_000);
+});

@@ -1,0 +1,83 @@
+// The Dockerfile reader: what each accepted instruction becomes, and each refusal with its line and fix.
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildDigest } from "../../app/images/build-context";
+import { planDockerfile, substitute } from "../../app/images/dockerfile";
+
+describe("Dockerfile plan", () => {
+  test("ARG, FROM, ENV, WORKDIR, RUN (shell and exec form, continued lines), COPY with flags and wildcards, SHELL → steps in order; CMD and EXPOSE ignored", () => {
+    const plan = planDockerfile(
+      [
+        "# syntax=docker/dockerfile:1",
+        "ARG REGISTRY=127.0.0.1:5000",
+        "FROM ${REGISTRY}/team/base:1",
+        'ENV GREETING="hello there" HOME_DIR=/opt',
+        "WORKDIR $HOME_DIR/app",
+        "RUN echo $GREETING \\",
+        "  > greeting.txt",
+        'RUN ["/bin/echo", "exec form"]',
+        "COPY --chown=1000:1000 --chmod=0644 src/*.ts config/ ./",
+        'SHELL ["/bin/bash", "-c"]',
+        "RUN echo bash",
+        'CMD ["node", "server.js"]',
+        "EXPOSE 3000",
+      ].join("\n"),
+    );
+    expect(plan.from).toBe("127.0.0.1:5000/team/base:1");
+    expect(plan.steps.map((step) => step.kind)).toEqual(["workdir", "run", "run", "copy", "run"]);
+    expect(plan.steps[0]).toMatchObject({ path: "/opt/app" });
+    expect(plan.steps[1]).toMatchObject({ argv: ["/bin/sh", "-c", expect.stringMatching(/^echo \$GREETING\s+> greeting.txt$/)], cwd: "/opt/app", env: { REGISTRY: "127.0.0.1:5000", GREETING: "hello there", HOME_DIR: "/opt" }, source: { line: 6 } });
+    expect(plan.steps[2]).toMatchObject({ argv: ["/bin/echo", "exec form"] });
+    expect(plan.steps[3]).toMatchObject({ sources: ["src/*.ts", "config"], dest: "/opt/app/./", chown: "1000:1000", chmod: "0644" });
+    expect(plan.steps[4]).toMatchObject({ argv: ["/bin/bash", "-c", "echo bash"] });
+    expect(plan.contextPaths).toEqual(["config", "src"]);
+    expect(plan.ignored.map((where) => where.line)).toEqual([12, 13]);
+  });
+
+  test.each([
+    ["FROM a\nFROM b", /line 2 .*multi-stage builds are not supported yet/],
+    ["FROM scratch", /FROM scratch has no shell/],
+    ["RUN true", /line 1 .*RUN before FROM/],
+    ["FROM a\nUSER nobody", /line 2 .*USER is not supported yet/],
+    ["FROM a\nADD https://example.com/x /x", /ADD is not supported .* use COPY/],
+    ["FROM a\nCOPY ../secret /x", /reaches above the build context/],
+    ["FROM a\nCOPY --from=builder /x /x", /COPY --from is not supported/],
+    ["FROM a\nRUN --mount=type=cache,target=/x true", /RUN flags .* are not supported/],
+    ["FROM a\nFROBNICATE", /unknown instruction FROBNICATE/],
+    ["# only a comment", /has no FROM/],
+  ])("%j → refused with the line and the fix", (text, reason) => {
+    expect(() => planDockerfile(text)).toThrow(reason);
+  });
+
+  test("substitution: $X, ${X}, ${X:-default}, ${X:+alt}, and an escaped \\$ stays", () => {
+    const vars = { A: "1", EMPTY: "" };
+    expect(substitute("$A ${A} ${B:-two} ${EMPTY:-three} ${A:+yes} ${B:+no} \\$A $B", vars)).toBe("1 1 two three yes  $A ");
+  });
+});
+
+describe("build digest", () => {
+  test("same Dockerfile and files → same digest; an edit to the Dockerfile or to a copied file changes it; other files, a FIFO and a symlink out are never read", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ss-digest-"));
+    try {
+      mkdirSync(join(dir, "src"));
+      writeFileSync(join(dir, "src/a.txt"), "a\n");
+      writeFileSync(join(dir, "other.txt"), "o\n");
+      symlinkSync("/etc/shadow", join(dir, "src/link"));
+      Bun.spawnSync(["mkfifo", join(dir, "src/fifo")]);
+      const dockerfile = "FROM x\nCOPY src /src\n";
+      const first = buildDigest(dockerfile, dir, ["src"], 2 ** 20);
+      expect(first).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(buildDigest(dockerfile, dir, ["src"], 2 ** 20)).toBe(first);
+      writeFileSync(join(dir, "other.txt"), "changed\n");
+      expect(buildDigest(dockerfile, dir, ["src"], 2 ** 20)).toBe(first);
+      expect(buildDigest(`${dockerfile}RUN true\n`, dir, ["src"], 2 ** 20)).not.toBe(first);
+      writeFileSync(join(dir, "src/a.txt"), "b\n");
+      expect(buildDigest(dockerfile, dir, ["src"], 2 ** 20)).not.toBe(first);
+      expect(() => buildDigest(dockerfile, dir, ["src"], 1)).toThrow(/larger than the image limit/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
