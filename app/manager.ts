@@ -5,7 +5,8 @@ import type { Database } from "bun:sqlite";
 import type { TierAvailability } from "../runtime/isolation";
 import { tierOfRuntime } from "../runtime/tiers/index";
 import { createDriver } from "../workers/create-driver";
-import { primaryRuntime, type DriverConfig } from "../workers/protocol";
+import { dockerfileBuilderOn, NO_BUILD_TIER } from "./images/dockerfile-builder";
+import { primaryRuntime, scratchWritesRuntime, type DriverConfig } from "../workers/protocol";
 import { createImagesRepo } from "./db/images-repo";
 import { createEventBus } from "./events/event-bus";
 import { logEvents } from "./events/event-log";
@@ -147,6 +148,8 @@ export function createManager(deps: ManagerDeps) {
     build: { version: deps.version, runtime: runtime?.kind ?? null },
     secretHosts: deps.credentials?.secrets,
   });
+  // Dockerfile images are built where a VM's writes can stay in its memory, whichever tier then boots them.
+  const buildTier = scratchWritesRuntime(driver);
   const images = createImageService({
     repo: createImagesRepo(deps.db),
     family: primaryTier?.imageFamily,
@@ -157,6 +160,7 @@ export function createManager(deps: ManagerDeps) {
     choosers: () => imageChoosers(services),
     maxImageBytes: () => services.settings.get().maxImageMib * 1024 * 1024,
     vmImages: () => new Set(supervisor.list().flatMap((record) => (record.spec ? [record.spec.image] : []))),
+    dockerfileBuilder: buildTier ? dockerfileBuilderOn(() => createDriver(buildTier), supervisor) : NO_BUILD_TIER,
   });
   // Who hears what the sessions report, in this order: connections are cut before a removal is even queued.
   lifecycle.on((event) => revocation.onLifecycle(event));

@@ -5,7 +5,9 @@ import { UsageError } from "./errors";
 
 export type ImageChoice = Awaited<ReturnType<SandboxClient["settings"]["get"]>>["image"];
 
-export const IMAGE_SYNTAX = "builtin, builtin+<package>,<package>… (the built-in image plus Debian packages), or an OCI reference such as 127.0.0.1:5000/team/node:22";
+export const IMAGE_SYNTAX = "builtin, builtin+<package>,<package>… (the built-in image plus Debian packages), dockerfile:<path in the repository> (built from the session's Dockerfile), or an OCI reference such as 127.0.0.1:5000/team/node:22";
+/** The CLI's default for `dockerfile:` with no path; the manager's own default is the same place. */
+const DEFAULT_DOCKERFILE_PATH = ".opencode-sandbox/Dockerfile";
 
 export function parseImageArgument(text: string, what: string): ImageChoice {
   if (text === "builtin") return { kind: "recipe", packages: [] };
@@ -21,6 +23,7 @@ export function parseImageArgument(text: string, what: string): ImageChoice {
       throw new UsageError(`${what} ${JSON.stringify(text)} is not valid JSON`, `write ${IMAGE_SYNTAX}`);
     }
   }
+  if (text.startsWith("dockerfile:")) return { kind: "dockerfile", path: text.slice("dockerfile:".length) || DEFAULT_DOCKERFILE_PATH };
   if (text === "" || /\s/.test(text)) throw new UsageError(`${what} ${JSON.stringify(text)} is not an image`, `write ${IMAGE_SYNTAX}`);
   return { kind: "oci", reference: text.startsWith("oci:") ? text.slice(4) : text };
 }
@@ -28,5 +31,6 @@ export function parseImageArgument(text: string, what: string): ImageChoice {
 /** The inverse of parseImageArgument, for tables. */
 export function describeImageChoice(choice: ImageChoice): string {
   if (choice.kind === "oci") return choice.reference;
+  if (choice.kind === "dockerfile") return `dockerfile:${choice.path}`;
   return choice.packages.length === 0 ? "builtin" : `builtin+${choice.packages.join(",")}`;
 }

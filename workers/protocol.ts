@@ -35,6 +35,12 @@ export function primaryRuntime(config: DriverConfig): SingleDriverConfig {
   return config.tiers[config.defaultTier] ?? Object.values(config.tiers)[0]!;
 }
 
+/** The runtime whose VMs can keep every write in their memory (VmSpec.scratchWrites: image builds): gVisor's, when configured. */
+export function scratchWritesRuntime(config: DriverConfig | undefined): SingleDriverConfig | undefined {
+  if (config?.kind === "tiered") return config.tiers.gvisor;
+  return config?.kind === "gvisor" ? config : undefined;
+}
+
 export type VmStatus = "absent" | "booting" | "running" | "stopping" | "stopped" | "removing";
 
 export type StopReason = "idle" | "suspend" | "cap" | "toggle-off" | "deleted" | "spec-change" | "crash" | "sweep" | "manual" | "disabled" | "recovery" | "shutdown";

@@ -100,7 +100,7 @@ const IsolationChoice = t.Union([t.Literal("auto"), t.Literal("container"), t.Li
   description: "container: the embedded runtime (namespaces, cgroups, seccomp; shared kernel); gvisor: gVisor's user-space kernel; microvm: a guest kernel of its own (needs KVM); auto: the strongest that works here",
 });
 
-/** A guest image: the built-in recipe plus extra Debian packages, or an OCI image reference. */
+/** A guest image: the built-in recipe plus extra Debian packages, an OCI image reference, or the repository's Dockerfile. */
 export const ImageChoice = t.Union([
   t.Object(
     {
@@ -114,6 +114,17 @@ export const ImageChoice = t.Union([
   ),
   t.Object(
     { kind: t.Literal("oci"), reference: t.String({ minLength: 1, maxLength: 512, description: "[registry[:port]/]name[:tag][@sha256:<digest>]; a loopback registry is spoken to over plain HTTP" }) },
+    { additionalProperties: false },
+  ),
+  t.Object(
+    {
+      kind: t.Literal("dockerfile"),
+      path: t.String({
+        minLength: 1,
+        maxLength: 512,
+        description: "The Dockerfile, relative to the session's repository, e.g. .opencode-sandbox/Dockerfile; built inside a gVisor sandbox VM, cached by the content of the Dockerfile and what it copies",
+      }),
+    },
     { additionalProperties: false },
   ),
 ]);

@@ -57,6 +57,20 @@ export function buildDigest(dockerfile: string, contextDir: string, paths: strin
       for (const entry of readdirSync(absolute).sort()) visit(relative === "." ? entry : `${relative}/${entry}`);
     }
   };
-  for (const path of paths) visit(path);
+  // A path's own parents are checked first: through a symlinked parent (src -> /etc) nothing is read.
+  const linkedParent = (path: string) => {
+    const parts = path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const parent = parts.slice(0, i).join("/");
+      const stats = lstatSync(join(contextDir, parent), { throwIfNoEntry: false });
+      if (!stats?.isDirectory()) return parent;
+    }
+    return undefined;
+  };
+  for (const path of paths) {
+    const parent = linkedParent(path);
+    if (parent === undefined) visit(path);
+    else digest.update(`${path}\0under a non-directory ${parent}\0`);
+  }
   return `sha256:${digest.digest("hex")}`;
 }

@@ -36,6 +36,7 @@ export type DockerfileBuild = {
   rootfs: string;
   /** The build VM's name: unique per build. */
   vmName: string;
+  labels: Record<string, string>;
   cpus: number;
   memoryMib: number;
   limitBytes: number;
@@ -111,7 +112,7 @@ export async function buildFromDockerfile(build: DockerfileBuild): Promise<void>
       mounts: [{ hostPath: build.contextDir, readOnly: true }, { hostPath: tools, readOnly: true }],
       tmpSizeMib: 64,
       volume: { name: build.vmName },
-      labels: { "session-sandbox.build": "dockerfile" },
+      labels: build.labels,
       network: { mode: "none" },
       scratchWrites: true,
     });

@@ -2,12 +2,15 @@
 // is built or pulled: the built-in recipe plus extra Debian packages, or an OCI image reference.
 import { createHash } from "node:crypto";
 import { ImageInvalidError } from "../errors";
+import { DEFAULT_DOCKERFILE } from "./dockerfile";
 
 /**
  * `recipe`: the built-in guest image (scripts/build-rootfs.sh) plus `packages` from Debian.
  * `oci`: an image from a registry, e.g. `127.0.0.1:5000/team/node:22` or `debian:bookworm-slim`.
+ * `dockerfile`: built from the session's repository's Dockerfile at `path` (dockerfile-build.ts), inside a
+ * sandbox VM, and cached by the content digest of the Dockerfile and what it copies.
  */
-export type ImageChoice = { kind: "recipe"; packages: string[] } | { kind: "oci"; reference: string };
+export type ImageChoice = { kind: "recipe"; packages: string[] } | { kind: "oci"; reference: string } | { kind: "dockerfile"; path: string };
 
 export const DEFAULT_IMAGE: ImageChoice = { kind: "recipe", packages: [] };
 const MAX_EXTRA_PACKAGES = 64;
@@ -69,6 +72,7 @@ export function isLoopbackRegistry(domain: string): boolean {
 
 /** Checks a choice and returns it normalized (packages sorted and unique, reference fully qualified). Throws a 400. */
 export function normalizeImageChoice(choice: ImageChoice): ImageChoice {
+  if (choice.kind === "dockerfile") return { kind: "dockerfile", path: normalizeDockerfilePath(choice.path) };
   if (choice.kind === "oci") return { kind: "oci", reference: formatReference(parseReference(choice.reference)) };
   const packages = [...new Set(choice.packages)].sort();
   if (packages.length > MAX_EXTRA_PACKAGES) throw new ImageInvalidError(`at most ${MAX_EXTRA_PACKAGES} extra packages may be added to the built-in image, got ${packages.length}`);
@@ -79,15 +83,27 @@ export function normalizeImageChoice(choice: ImageChoice): ImageChoice {
   return { kind: "recipe", packages };
 }
 
+/** A Dockerfile's place in the repository: relative, inside it; default DEFAULT_DOCKERFILE. Throws a 400. */
+function normalizeDockerfilePath(path: string | undefined): string {
+  const given = path?.trim() || DEFAULT_DOCKERFILE;
+  const parts = given.split("/").filter((part) => part !== "" && part !== ".");
+  if (given.startsWith("/") || parts.includes("..") || parts.length === 0) {
+    throw new ImageInvalidError(`Dockerfile path ${JSON.stringify(given)} must be relative to the repository and stay inside it, e.g. ${DEFAULT_DOCKERFILE}`);
+  }
+  return parts.join("/");
+}
+
 /** The stable identity of what was asked: equal choices share one cache entry. Expects a normalized choice. */
 export function sourceKeyOf(choice: ImageChoice): string {
   if (choice.kind === "oci") return `oci:${choice.reference}`;
+  if (choice.kind === "dockerfile") return `dockerfile:${choice.path}`;
   return choice.packages.length === 0 ? "default" : `recipe:${choice.packages.join(",")}`;
 }
 
 /** One line for people: `default`, `default + jq, htop` or the reference. */
 export function describeImage(choice: ImageChoice): string {
   if (choice.kind === "oci") return choice.reference;
+  if (choice.kind === "dockerfile") return `the repository's ${choice.path}`;
   return choice.packages.length === 0 ? "default" : `default + ${choice.packages.join(", ")}`;
 }
 

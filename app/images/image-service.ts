@@ -20,6 +20,9 @@ import {
   type ImageChoice,
 } from "./image-choice";
 import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
+import { ImageBuildError } from "./dockerfile-build";
+import { readDockerfileSource, type DockerfileSource } from "./dockerfile-source";
+import type { BuildPlan } from "./dockerfile";
 import { directoryBytes, ImageSizeExceeded, runWithinSize } from "./size-watch";
 
 export const EXTEND_ROOTFS_SCRIPT = new URL("../../scripts/extend-rootfs.sh", import.meta.url).pathname;
@@ -49,7 +52,15 @@ type ImageServiceDeps = {
   choosers: () => Map<string, string[]>;
   /** The image (rootfs path or reference) of every VM the manager knows, running or stopped. */
   vmImages: () => Set<string>;
+  /** Runs a Dockerfile build in a sandbox VM (dockerfile-build.ts); absent when no tier here can (no gVisor): the reason. */
+  dockerfileBuilder: DockerfileBuilder | string;
 };
+
+/** What the image service hands a Dockerfile build; the manager adds the driver, the VM and its limits. */
+export type DockerfileBuilder = (job: { plan: BuildPlan; baseRootfs: string; contextDir: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string }) => Promise<void>;
+
+/** Where a choice is booted: the session's repository, for a Dockerfile choice. */
+export type ImageContext = { directory: string };
 
 /** What `GET /api/images` shows for one image. */
 type ImageView = {
@@ -143,9 +154,29 @@ export function createImageService(deps: ImageServiceDeps) {
     return finish(choice, sourceKey, dirKey, digest, `pulled ${digest}`);
   }
 
-  async function produce(choice: ImageChoice, sourceKey: string): Promise<string> {
+  /**
+   * A Dockerfile build: the FROM image first (a pull, cached like any), then the build in a sandbox VM.
+   * `sourceKey` already names the content digest, so an unchanged repository never gets here twice.
+   */
+  async function buildDockerfile(choice: ImageChoice & { kind: "dockerfile" }, sourceKey: string, dockerfile: DockerfileSource): Promise<string> {
+    const dirKey = `dockerfile-${dockerfile.digest.slice("sha256:".length, "sha256:".length + 24)}`;
+    if (existsSync(dirOf(dirKey))) return finish(choice, sourceKey, dirKey, dockerfile.digest, "reused the build of this content");
+    if (typeof deps.dockerfileBuilder === "string") throw new ImagePullError(deps.dockerfileBuilder);
+    record({ sourceKey, choice, dirKey, digest: dockerfile.digest, status: "building", detail: `building ${choice.path}: pulling ${dockerfile.plan.from}`, sizeBytes: null }, "building");
+    const baseRootfs = await ensure(normalize({ kind: "oci", reference: dockerfile.plan.from }));
+    const partial = `${dirOf(dirKey)}.partial`;
+    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest }).catch((error: unknown) => {
+      rmSync(partial, { recursive: true, force: true });
+      if (error instanceof ImageBuildError) throw new ImagePullError(error.message);
+      throw error;
+    });
+    return finish(choice, sourceKey, dirKey, dockerfile.digest, `built from ${choice.path} (${dockerfile.digest})`);
+  }
+
+  async function produce(choice: ImageChoice, sourceKey: string, dockerfile?: DockerfileSource): Promise<string> {
     try {
       mkdirSync(deps.cacheDir, { recursive: true, mode: 0o700 });
+      if (choice.kind === "dockerfile") return await buildDockerfile(choice, sourceKey, dockerfile!);
       return choice.kind === "recipe" ? await build(choice, sourceKey) : await pull(choice, sourceKey);
     } catch (error) {
       const row = deps.repo.get(sourceKey);
@@ -161,9 +192,18 @@ export function createImageService(deps: ImageServiceDeps) {
     }
   }
 
-  /** The rootfs directory of a choice, building or pulling it first if needed (one job per choice at a time). */
-  async function ensure(choice: ImageChoice): Promise<string> {
-    const sourceKey = sourceKeyOf(choice);
+  /**
+   * The rootfs directory of a choice, building or pulling it first if needed (one job per choice at a time).
+   * A Dockerfile choice needs the repository it is read from, and is one image per content digest.
+   */
+  async function ensure(choice: ImageChoice, context?: ImageContext): Promise<string> {
+    let sourceKey = sourceKeyOf(choice);
+    let dockerfile: DockerfileSource | undefined;
+    if (choice.kind === "dockerfile") {
+      if (!context) throw new ImageInvalidError(`a Dockerfile image is built from a session's repository: choose it for a session or as the default for sessions, not on its own`);
+      dockerfile = readDockerfileSource(context.directory, choice.path, deps.maxImageBytes());
+      sourceKey = `${sourceKey}@${dockerfile.digest}`;
+    }
     if (sourceKey === "default") {
       if (!rootfsReady(deps.builtInRootfs)) throw new ImageUnavailableError("default", `the built-in image is not built at ${deps.builtInRootfs}; run scripts/build-rootfs.sh`);
       return deps.builtInRootfs;
@@ -172,26 +212,30 @@ export function createImageService(deps: ImageServiceDeps) {
     if (row?.status === "ready" && row.dirKey && existsSync(dirOf(row.dirKey))) return dirOf(row.dirKey);
     let job = inFlight.get(sourceKey);
     if (!job) {
-      job = produce(choice, sourceKey).finally(() => inFlight.delete(sourceKey));
+      job = produce(choice, sourceKey, dockerfile).finally(() => inFlight.delete(sourceKey));
       inFlight.set(sourceKey, job);
     }
     return job;
   }
 
   /** What a VM of this choice boots: a rootfs directory, or an image reference its runtime pulls. */
-  async function bootImage(choice: ImageChoice): Promise<string> {
-    if (deps.family === "oci") return choice.kind === "oci" ? choice.reference : deps.defaultOciImage;
-    const path = await ensure(choice);
+  async function bootImage(choice: ImageChoice, context?: ImageContext): Promise<string> {
+    if (deps.family === "oci") {
+      if (choice.kind === "dockerfile") throw new ImageUnavailableError(describeImage(choice), "a Dockerfile image is built into a root filesystem, and this manager's microVMs boot OCI images: build and push the image, then give its reference");
+      return choice.kind === "oci" ? choice.reference : deps.defaultOciImage;
+    }
+    const path = await ensure(choice, context);
     // Every command passes here: the last use is written at most once a minute (the GC keeps images
     // for DEFAULT_KEEP_UNUSED_MS, so finer would only cost a SQLite write per command).
-    const row = deps.repo.get(sourceKeyOf(choice));
+    const row = deps.repo.list().find((candidate) => candidate.dirKey !== null && dirOf(candidate.dirKey) === path);
     if (row && (row.lastUsedAt === null || now() - row.lastUsedAt >= LAST_USE_RESOLUTION_MS)) deps.repo.put({ ...row, lastUsedAt: now() });
     return path;
   }
 
   /** Starts a build or pull now, so a later command does not wait for it; failures are reported as events. */
   function prefetch(choice: ImageChoice): void {
-    if (deps.family !== "rootfs") return;
+    // A Dockerfile image is read from a session's repository: it is built at that session's first command.
+    if (deps.family !== "rootfs" || choice.kind === "dockerfile") return;
     ensure(choice).catch(() => undefined); // recorded as a failed row and event; the next use retries
   }
 

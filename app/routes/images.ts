@@ -5,6 +5,7 @@ import { jsonObjectBody } from "../http/json-body";
 import { errors, ImageChoice, ImageView } from "../http/schemas";
 import type { ImageService } from "../images/image-service";
 import { sourceKeyOf } from "../images/image-choice";
+import { ImageInvalidError } from "../errors";
 
 export function imageRoutes(images: ImageService) {
   return new Elysia({ prefix: "/api/images", tags: ["images"] })
@@ -16,6 +17,9 @@ export function imageRoutes(images: ImageService) {
       "",
       ({ body, set }) => {
         const choice = images.normalize(body);
+        if (choice.kind === "dockerfile") {
+          throw new ImageInvalidError("a Dockerfile image is built from a session's repository at that session's first command: choose it for a session (PATCH /api/sessions/:id/sandbox) or as the default for sessions (PATCH /api/settings/sandbox)");
+        }
         images.prefetch(choice);
         set.status = 202;
         const key = sourceKeyOf(choice);

@@ -135,7 +135,8 @@ export function createExecPreparer(deps: ExecPrepareDeps) {
       throw new SettingOutOfRangeError(`timeoutMs ${timeoutMs} is out of range: it must be between 1 and ${MAX_EXEC_TIMEOUT_MS} ms`);
     }
     const { cpus, memoryMib } = view.resources.effective;
-    const image = await images.bootImage(view.image.effective);
+    // A Dockerfile image is read from the repository the session works in (its top: the work tree's root).
+    const image = await images.bootImage(view.image.effective, { directory: pins.top.path });
     const wayOut = placement.tier.wayOut({
       network: view.network.effective,
       forwarding,

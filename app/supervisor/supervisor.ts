@@ -108,6 +108,10 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
   }
 
   const holders = () => [...records.values()].filter(holdsSlot);
+  /** Image builds running now (app/images/dockerfile-builder.ts): each one's VM takes a place under the cap too. */
+  let buildsRunning = 0;
+  /** What runs now, builds included: what the cap counts. */
+  const placesTaken = () => holders().length + buildsRunning;
 
   /** The root's hold, unless holdWhileBusy is off (then nothing holds and only commands count as use). */
   function holdFor(record: VmRecord): RootHold {
@@ -124,7 +128,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
    * quiescent by its plugin (idle, or waiting on the user) or unused for the exec timeout (a VM nobody
    * reports for: its agent may be between two commands).
    */
-  function pickVictim(requester: VmRecord): VmRecord | undefined {
+  function pickVictim(requester: VmRecord | undefined): VmRecord | undefined {
     const { execTimeoutMs } = limits();
     return holders()
       .filter((r) => r !== requester && !r.evicting && r.activeExecs === 0 && r.status === "running")
@@ -142,21 +146,23 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       })
       .join(", ");
     return (
-      `the limit of ${cap} running VMs (maxRunningVms) is reached, held by: ${held}. None is quiescent (its sessions idle or waiting on the user) ` +
+      `the limit of ${cap} running VMs (maxRunningVms) is reached, held by: ${held}${buildsRunning > 0 ? ` and ${buildsRunning} image build(s)` : ""}. None is quiescent (its sessions idle or waiting on the user) ` +
       `or idle for the exec timeout (${limits().execTimeoutMs} ms), so none can be evicted. Retry when one finishes, or raise maxRunningVms with PATCH /api/settings/sandbox`
     );
   }
 
-  /** Takes a place under the cap for `record`, evicting the least recently used idle VM if needed. */
-  async function admit(record: VmRecord): Promise<void> {
-    record.lastUsedAt = now();
-    while (!holdsSlot(record) && holders().length >= limits().maxRunningVms) {
-      const victim = pickVictim(record);
+  /**
+   * Evicts the least recently used idle VM while `full()`, then calls `take()` in the same synchronous step
+   * as the last check, so no other admission can interleave between them. Throws when none can go.
+   */
+  async function evictUntilRoom(full: () => boolean, requester: VmRecord | undefined, forWhat: string, take: () => void): Promise<void> {
+    while (full()) {
+      const victim = pickVictim(requester);
       if (!victim) throw new VmCapReachedError(capMessage(limits().maxRunningVms));
       victim.evicting = true;
       try {
         await registry.get(victim.vmName).stop("cap", true);
-        log.info("evicted VM to make room", { vmName: victim.vmName, for: record.vmName });
+        log.info("evicted VM to make room", { vmName: victim.vmName, for: forWhat });
       } catch (error) {
         log.warn("eviction failed; trying another VM", { vmName: victim.vmName, error: String(error) });
         victim.lastUsedAt = now(); // busy after all: not a candidate again right away
@@ -164,7 +170,30 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
         victim.evicting = false;
       }
     }
-    record.activeExecs += 1; // synchronous with the check above: no other admission can interleave
+    take();
+  }
+
+  /** Takes a place under the cap for `record`, evicting the least recently used idle VM if needed. */
+  async function admit(record: VmRecord): Promise<void> {
+    record.lastUsedAt = now();
+    await evictUntilRoom(() => !holdsSlot(record) && placesTaken() >= limits().maxRunningVms, record, record.vmName, () => {
+      record.activeExecs += 1;
+    });
+  }
+
+  /**
+   * A place under the cap for an image build's VM, evicting like a command does; the returned function gives
+   * it back. Taken before the build VM boots, so builds and sessions together never pass maxRunningVms.
+   */
+  async function admitBuild(): Promise<() => void> {
+    await evictUntilRoom(() => placesTaken() >= limits().maxRunningVms, undefined, "an image build", () => {
+      buildsRunning += 1;
+    });
+    let released = false;
+    return () => {
+      if (!released) buildsRunning -= 1;
+      released = true;
+    };
   }
 
   function toDomainError(error: unknown, rootSessionID = "?"): Error {
@@ -311,7 +340,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
 
   /** Brings the running count down to the cap (after the cap was lowered, or at startup): idle VMs first. */
   async function enforceCap(): Promise<void> {
-    const excess = holders().length - limits().maxRunningVms;
+    const excess = placesTaken() - limits().maxRunningVms;
     const idle = holders().filter((r) => r.activeExecs === 0 && r.status === "running").sort((a, b) => a.lastUsedAt - b.lastUsedAt);
     for (const record of idle.slice(0, Math.max(0, excess))) {
       await registry.get(record.vmName).stop("cap", true).catch((error) => log.warn("could not stop a VM over the cap", { vmName: record.vmName, error: String(error) }));
@@ -371,6 +400,7 @@ export function createSupervisor({ driver, limits, now = Date.now, log, stillWan
       if (!shuttingDown) registry.warm(vmName);
     },
     adoptOrphanVolume,
+    admitBuild,
     remove,
     removeInBackground,
     sweep,

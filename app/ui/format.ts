@@ -17,4 +17,4 @@ export type ImageChoice = Api.ImageChoice;
 
 export const network = (p: NetworkPolicy): string => (p.mode === "allowlist" ? `allowlist: ${p.allow.join(", ") || "(empty)"}` : p.mode);
 export const image = (i: ImageChoice): string =>
-  i.kind === "oci" ? `OCI ${i.reference}` : i.packages.length ? `recipe + ${i.packages.join(", ")}` : "built-in recipe";
+  i.kind === "oci" ? `OCI ${i.reference}` : i.kind === "dockerfile" ? `Dockerfile ${i.path}` : i.packages.length ? `recipe + ${i.packages.join(", ")}` : "built-in recipe";

@@ -716,6 +716,11 @@ export interface components {
             kind: "oci";
             /** @description [registry[:port]/]name[:tag][@sha256:<digest>]; a loopback registry is spoken to over plain HTTP */
             reference: string;
+        } | {
+            /** @constant */
+            kind: "dockerfile";
+            /** @description The Dockerfile, relative to the session's repository, e.g. .opencode-sandbox/Dockerfile; built inside a gVisor sandbox VM, cached by the content of the Dockerfile and what it copies */
+            path: string;
         };
         SessionSandbox: {
             sessionID: string;

@@ -1,14 +1,16 @@
 // The gvisor tier end to end: the real manager process started with SANDBOX_RUNTIME=gvisor runs a session's
 // commands in a gVisor VM — gVisor's kernel answers, the repository is written as its owner, the egress
 // proxy is reached through the bind-mounted host socket and the in-VM forwarder — and a deleted session
-// leaves no VM, volume, mount, runsc process or cgroup. Targets are loopback servers on the host.
+// leaves no VM, volume, mount, runsc process or cgroup. Targets are loopback servers on the host. A session's
+// image can be its repository's Dockerfile, built inside a gVisor VM from an image on a loopback registry.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { chownSync, existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createGvisorDriver } from "../../runtime/gvisor/index";
 import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { createClient } from "../../sdk/index";
+import { startRegistry, type Registry } from "../fixtures/oci-registry";
 import { makeTempDir } from "../helpers";
 import { startManager, type ManagerProcess } from "../manager-process";
 import { prepareLocalRuntime } from "../runtime/local-target";
@@ -19,6 +21,7 @@ let repo: string;
 let manager: ManagerProcess;
 let client: ReturnType<typeof createClient>;
 let server: ReturnType<typeof Bun.serve>;
+let registry: Registry;
 const cgroupParent = `ss-gvisor-${randomBytes(3).toString("hex")}`;
 const owner = { uid: 1234, gid: 1235 };
 
@@ -30,12 +33,14 @@ beforeAll(async () => {
   repo = makeTempDir("ss-gvisor-repo-");
   chownSync(repo, owner.uid, owner.gid);
   server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hello-from-host") });
+  registry = await startRegistry();
   manager = await startManager(dataDir, { SANDBOX_RUNTIME: "gvisor", SANDBOX_CGROUP_PARENT: cgroupParent, SANDBOX_ROOTFS_DIR: image });
   client = createClient({ url: manager.url, token: manager.token });
 }, 600_000);
 
 afterAll(async () => {
   server?.stop(true);
+  await registry?.stop();
   if (manager && manager.proc.exitCode === null) await manager.stop();
   if (dataDir) {
     const gvisor = driver();
@@ -93,6 +98,50 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
     const forward = await client.ports.open("ses_gvisor", { port: 8130 });
     expect(await (await fetch(forward.url)).text()).toBe("from-gvisor\n");
   });
+
+  test("a session's image is its repository's Dockerfile → built inside a gVisor VM and booted; a RUN that writes into the repository leaves nothing on the host; a second repository with the same Dockerfile reuses the build; an edit rebuilds", async () => {
+    await registry.push("team/base", "1", "dockerfile-base");
+    const dockerfile = (extra: string) =>
+      [`FROM ${registry.address}/team/base:1`, "ENV GREETING=built", "WORKDIR /opt/app", "COPY app.txt ./", 'RUN echo "$GREETING $(cat app.txt)" > /etc/built-marker', extra].join("\n");
+    const repoOf = (name: string) => {
+      const dir = makeTempDir(`ss-gvisor-dockerfile-${name}-`);
+      mkdirSync(join(dir, ".opencode-sandbox"));
+      writeFileSync(join(dir, "app.txt"), "from-the-repository\n");
+      writeFileSync(join(dir, ".opencode-sandbox/Dockerfile"), dockerfile(`RUN touch ${dir}/host-marker || true`));
+      return dir;
+    };
+    const [first, second] = [repoOf("a"), repoOf("b")];
+    // The same content in both (the RUN line names each repository's own path): make it the same.
+    writeFileSync(join(second, ".opencode-sandbox/Dockerfile"), readFileSync(join(first, ".opencode-sandbox/Dockerfile")));
+    try {
+      const choice = { kind: "dockerfile" as const, path: ".opencode-sandbox/Dockerfile" };
+      await client.sessions.register({ id: "ses_df_a", directory: first });
+      await client.sandbox.set("ses_df_a", { image: choice });
+      expect(await client.run("ses_df_a", { command: "cat /etc/built-marker /opt/app/app.txt /etc/image-marker", cwd: first, timeoutMs: 120_000 })).toMatchObject({
+        exitCode: 0,
+        stdout: "built from-the-repository\nfrom-the-repository\ndockerfile-base\n",
+      });
+      expect(existsSync(join(first, "host-marker"))).toBe(false);
+      const built = () => client.images.list().then(({ images }) => images.filter((view) => view.image.startsWith("dockerfile:")));
+      expect(await built()).toEqual([expect.objectContaining({ status: "ready", digest: expect.stringMatching(/^sha256:/), detail: expect.stringContaining("built from .opencode-sandbox/Dockerfile") })]);
+
+      await client.sessions.register({ id: "ses_df_b", directory: second });
+      await client.sandbox.set("ses_df_b", { image: choice });
+      expect((await client.run("ses_df_b", { command: "cat /etc/built-marker", cwd: second, timeoutMs: 120_000 })).stdout).toBe("built from-the-repository\n");
+      expect(await built()).toHaveLength(1);
+
+      writeFileSync(join(second, ".opencode-sandbox/Dockerfile"), dockerfile("RUN echo edited > /etc/edited"));
+      expect((await client.run("ses_df_b", { command: "cat /etc/edited", cwd: second, timeoutMs: 120_000 })).stdout).toBe("edited\n");
+      expect(await built()).toHaveLength(2);
+      // Not an image of its own: a Dockerfile is read from a session's repository.
+      await expect(client.images.pull(choice)).rejects.toThrow(/built from a session's repository at that session's first command/);
+    } finally {
+      await client.sessions.delete("ses_df_a");
+      await client.sessions.delete("ses_df_b");
+      rmSync(first, { recursive: true, force: true });
+      rmSync(second, { recursive: true, force: true });
+    }
+  }, 300_000);
 
   test("delete → no VM, volume, mount or runsc process is left", async () => {
     const vmName = (await client.sandbox.get("ses_gvisor")).vmName;

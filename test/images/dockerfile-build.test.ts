@@ -58,6 +58,7 @@ describe("Dockerfile builds (gVisor)", () => {
       contextDir: context,
       rootfs,
       vmName: `build-${process.pid}-${builds}`,
+      labels: {},
       cpus: 1,
       memoryMib: 256,
       limitBytes: 256 * MIB,

@@ -76,6 +76,9 @@ describe("build digest", () => {
       writeFileSync(join(dir, "src/a.txt"), "b\n");
       expect(buildDigest(dockerfile, dir, ["src"], 2 ** 20)).not.toBe(first);
       expect(() => buildDigest(dockerfile, dir, ["src"], 1)).toThrow(/larger than the image limit/);
+      // A copied path under a symlinked parent: the link is not followed, so the host's file is never read.
+      symlinkSync("/etc", join(dir, "etc-link"));
+      expect(buildDigest(dockerfile, dir, ["etc-link/passwd"], 1)).toMatch(/^sha256:/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -56,8 +56,12 @@ function readValue(kind: Kind, form: FormData): unknown {
   if (kind === "isolation") return String(form.get("value"));
   const mode = String(form.get("mode"));
   if (kind === "network") return mode === "allowlist" ? { mode, allow: list(text) } : { mode };
+  if (mode === "dockerfile") return { kind: "dockerfile", path: text };
   return mode === "oci" ? { kind: "oci", reference: text } : { kind: "recipe", packages: list(text) };
 }
+
+/** What the image field holds for a choice: its reference, its Dockerfile path or its packages. */
+const imageValue = (choice: ImageChoice): string => (choice.kind === "oci" ? choice.reference : choice.kind === "dockerfile" ? choice.path : choice.packages.join(", "));
 
 type FieldProps = { settingKey: string; label: string; kind: Kind; help: string; value: Settings[string]; defaultValue: Settings[string] | undefined; onSaved(): void };
 
@@ -107,17 +111,17 @@ function SettingFields({ settingKey, label, kind, help, value, defaultValue, onS
         <p class="field">
           <label for={`${id}-mode`}>{label}: {kind === "network" ? "mode" : "kind"}</label>
           <select id={`${id}-mode`} name="mode">
-            {(kind === "network" ? ["none", "allowlist", "all"] : ["recipe", "oci"]).map((m) => (
+            {(kind === "network" ? ["none", "allowlist", "all"] : ["recipe", "oci", "dockerfile"]).map((m) => (
               <option key={m} value={m} selected={m === (kind === "network" ? policy.mode : choice.kind)}>
                 {m}
               </option>
             ))}
           </select>
-          <label for={id}>{kind === "network" ? "Allowed hosts" : "Packages or reference"}</label>
+          <label for={id}>{kind === "network" ? "Allowed hosts" : "Packages, reference or Dockerfile path"}</label>
           <input
             id={id}
             name="value"
-            defaultValue={kind === "network" ? (policy.mode === "allowlist" ? policy.allow.join(", ") : "") : choice.kind === "oci" ? choice.reference : choice.packages.join(", ")}
+            defaultValue={kind === "network" ? (policy.mode === "allowlist" ? policy.allow.join(", ") : "") : imageValue(choice)}
             aria-describedby={described}
             aria-invalid={error ? "true" : undefined}
           />

@@ -1,0 +1,49 @@
+// A session's Dockerfile, read from its repository, which the guest can write: the file must resolve inside
+// the repository (a symlink out is refused before it is opened), is opened without following a final
+// symlink and without waiting on a FIFO, and must be a regular file of bounded size. Its plan and the
+// content digest of it and of what it copies (build-context.ts) decide which image it is.
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { join, sep } from "node:path";
+import { ImageInvalidError } from "../errors";
+import { buildDigest } from "./build-context";
+import { planDockerfile, type BuildPlan } from "./dockerfile";
+
+const MAX_DOCKERFILE_BYTES = 256 * 1024;
+
+export type DockerfileSource = { directory: string; path: string; plan: BuildPlan; digest: string };
+
+function readBounded(path: string, shown: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    throw new ImageInvalidError(`the Dockerfile ${shown} cannot be opened (${(error as NodeJS.ErrnoException).code}): it must be a regular file in the repository`);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new ImageInvalidError(`the Dockerfile ${shown} is not a regular file`);
+    if (stats.size > MAX_DOCKERFILE_BYTES) throw new ImageInvalidError(`the Dockerfile ${shown} is larger than ${MAX_DOCKERFILE_BYTES / 1024} KiB`);
+    const buffer = Buffer.alloc(stats.size);
+    const read = readSync(fd, buffer, 0, stats.size, 0);
+    return buffer.subarray(0, read).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads and plans `path` (relative) in `directory`; throws ImageInvalidError (a 400 with the fix). */
+export function readDockerfileSource(directory: string, path: string, limitBytes: number): DockerfileSource {
+  const shown = JSON.stringify(path);
+  let resolved: string;
+  let root: string;
+  try {
+    root = realpathSync(directory);
+    resolved = realpathSync(join(directory, path));
+  } catch {
+    throw new ImageInvalidError(`the repository ${directory} has no Dockerfile at ${shown}: add one, or choose another image`);
+  }
+  if (!resolved.startsWith(root + sep)) throw new ImageInvalidError(`the Dockerfile ${shown} resolves outside the repository: it must be a file of the repository`);
+  const text = readBounded(resolved, shown);
+  const plan = planDockerfile(text);
+  return { directory: root, path, plan, digest: buildDigest(text, root, plan.contextPaths, limitBytes) };
+}
