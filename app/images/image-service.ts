@@ -23,6 +23,8 @@ import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
 import { ImageBuildError } from "./dockerfile-build";
 import { readDockerfileSource, type DockerfileSource } from "./dockerfile-source";
 import type { BuildPlan } from "./dockerfile";
+import { checkFromRegistry } from "./from-registry";
+import type { NetworkPolicy } from "../../egress/index";
 import { directoryBytes, ImageSizeExceeded, runWithinSize } from "./size-watch";
 
 export const EXTEND_ROOTFS_SCRIPT = new URL("../../scripts/extend-rootfs.sh", import.meta.url).pathname;
@@ -59,8 +61,8 @@ type ImageServiceDeps = {
 /** What the image service hands a Dockerfile build; the manager adds the driver, the VM and its limits. */
 export type DockerfileBuilder = (job: { plan: BuildPlan; baseRootfs: string; contextDir: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string }) => Promise<void>;
 
-/** Where a choice is booted: the session's repository, for a Dockerfile choice. */
-export type ImageContext = { directory: string };
+/** Where a choice is booted: the session's repository and network policy, for a Dockerfile choice. */
+export type ImageContext = { directory: string; network: NetworkPolicy };
 
 /** What `GET /api/images` shows for one image. */
 type ImageView = {
@@ -202,6 +204,7 @@ export function createImageService(deps: ImageServiceDeps) {
     if (choice.kind === "dockerfile") {
       if (!context) throw new ImageInvalidError(`a Dockerfile image is built from a session's repository: choose it for a session or as the default for sessions, not on its own`);
       dockerfile = readDockerfileSource(context.directory, choice.path, deps.maxImageBytes());
+      await checkFromRegistry(parseReference(dockerfile.plan.from), context.network);
       sourceKey = `${sourceKey}@${dockerfile.digest}`;
     }
     if (sourceKey === "default") {

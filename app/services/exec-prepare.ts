@@ -135,8 +135,9 @@ export function createExecPreparer(deps: ExecPrepareDeps) {
       throw new SettingOutOfRangeError(`timeoutMs ${timeoutMs} is out of range: it must be between 1 and ${MAX_EXEC_TIMEOUT_MS} ms`);
     }
     const { cpus, memoryMib } = view.resources.effective;
-    // A Dockerfile image is read from the repository the session works in (its top: the work tree's root).
-    const image = await images.bootImage(view.image.effective, { directory: pins.top.path });
+    // A Dockerfile image is read from the repository the session works in (its top: the work tree's root),
+    // and its FROM is pulled only from where the session's network policy reaches.
+    const image = await images.bootImage(view.image.effective, { directory: pins.top.path, network: view.network.effective });
     const wayOut = placement.tier.wayOut({
       network: view.network.effective,
       forwarding,

@@ -99,8 +99,9 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
     expect(await (await fetch(forward.url)).text()).toBe("from-gvisor\n");
   });
 
-  test("a session's image is its repository's Dockerfile → built inside a gVisor VM and booted; a RUN that writes into the repository leaves nothing on the host; a second repository with the same Dockerfile reuses the build; an edit rebuilds", async () => {
-    await registry.push("team/base", "1", "dockerfile-base");
+  test("a session's image is its repository's Dockerfile → its FROM only from a registry the session's policy reaches; built inside a gVisor VM and booted; a RUN that writes into the repository leaves nothing on the host; a second repository with the same Dockerfile reuses the build; an edit rebuilds", async () => {
+    // socat: the VM's egress forwarder, which a session that may reach the registry needs.
+    await registry.push("team/base", "1", "dockerfile-base", {}, { socatFrom: image });
     const dockerfile = (extra: string) =>
       [`FROM ${registry.address}/team/base:1`, "ENV GREETING=built", "WORKDIR /opt/app", "COPY app.txt ./", 'RUN echo "$GREETING $(cat app.txt)" > /etc/built-marker', extra].join("\n");
     const repoOf = (name: string) => {
@@ -116,7 +117,11 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
     try {
       const choice = { kind: "dockerfile" as const, path: ".opencode-sandbox/Dockerfile" };
       await client.sessions.register({ id: "ses_df_a", directory: first });
-      await client.sandbox.set("ses_df_a", { image: choice });
+      // The repository names the registry: the host pulls only from where the session itself may connect.
+      await client.sandbox.set("ses_df_a", { image: choice, network: { mode: "none" } });
+      await expect(client.run("ses_df_a", { command: "true", cwd: first })).rejects.toThrow(/the Dockerfile's FROM 127\.0\.0\.1:\d+\/team\/base is pulled only from where this session may connect.*127\.0\.0\.1:\d+/);
+      const loopback = { mode: "allowlist" as const, allow: ["loopback"] };
+      await client.sandbox.set("ses_df_a", { network: loopback });
       expect(await client.run("ses_df_a", { command: "cat /etc/built-marker /opt/app/app.txt /etc/image-marker", cwd: first, timeoutMs: 120_000 })).toMatchObject({
         exitCode: 0,
         stdout: "built from-the-repository\nfrom-the-repository\ndockerfile-base\n",
@@ -126,7 +131,7 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       expect(await built()).toEqual([expect.objectContaining({ status: "ready", digest: expect.stringMatching(/^sha256:/), detail: expect.stringContaining("built from .opencode-sandbox/Dockerfile") })]);
 
       await client.sessions.register({ id: "ses_df_b", directory: second });
-      await client.sandbox.set("ses_df_b", { image: choice });
+      await client.sandbox.set("ses_df_b", { image: choice, network: loopback });
       expect((await client.run("ses_df_b", { command: "cat /etc/built-marker", cwd: second, timeoutMs: 120_000 })).stdout).toBe("built from-the-repository\n");
       expect(await built()).toHaveLength(1);
 
@@ -136,8 +141,7 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       // Not an image of its own: a Dockerfile is read from a session's repository.
       await expect(client.images.pull(choice)).rejects.toThrow(/built from a session's repository at that session's first command/);
     } finally {
-      await client.sessions.delete("ses_df_a");
-      await client.sessions.delete("ses_df_b");
+      for (const id of ["ses_df_a", "ses_df_b"]) await client.sessions.delete(id).catch(() => undefined); // absent when the test failed early
       rmSync(first, { recursive: true, force: true });
       rmSync(second, { recursive: true, force: true });
     }
