@@ -54,6 +54,27 @@ describe("supervisor (plain module, in-process actors, in-memory fake driver)", 
     expect(h.supervisor.runningCount()).toBe(2);
   });
 
+  test("an image build takes a place under the cap → an idle VM is evicted for it; while it runs a session's command evicts or is refused; released, the place is free again", async () => {
+    const h = harness({ maxRunningVms: 2 });
+    await h.exec(1).done;
+    await h.exec(2).done;
+    h.advance(120_000);
+    const release = await h.supervisor.admitBuild();
+    expect(h.supervisor.list().filter((r) => r.status === "running")).toHaveLength(1);
+    const busy = h.exec(3, command("block"));
+    await busy.running;
+    // Two places: the build and session 3's running command. Session 1 cannot get in.
+    await expect(h.exec(1).done).rejects.toThrow(/the limit of 2 running VMs .* and 1 image build\(s\)/);
+    await expect(h.supervisor.admitBuild()).rejects.toBeInstanceOf(VmCapReachedError);
+    release();
+    release(); // twice is once
+    h.advance(120_000);
+    h.driver.release();
+    await busy.done;
+    await h.exec(1).done;
+    expect(h.driver.maxRunning()).toBeLessThanOrEqual(2);
+  });
+
   test("at the cap with every VM busy or recently used → 429 naming who holds the places; nothing stopped", async () => {
     const h = harness({ maxRunningVms: 1 });
     const busy = h.exec(1, command("block"));
