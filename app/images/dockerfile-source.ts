@@ -1,8 +1,9 @@
-// A session's Dockerfile, read from its repository, which the guest can write: the file must resolve inside
-// the repository (a symlink out is refused before it is opened), is opened without following a final
-// symlink and without waiting on a FIFO, and must be a regular file of bounded size. Its plan and the
-// content digest of it and of what it copies (build-context.ts) decide which image it is.
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
+// A session's Dockerfile, read from its repository, which the guest can write: it is opened without
+// following a final symlink and without waiting on a FIFO, and read only when what was opened lies inside
+// the repository (the kernel's own path of the open file, so a parent directory the guest swapped for a
+// symlink between a check and the open cannot lead the read elsewhere) and is a regular file of bounded
+// size. Its plan and the content digest of it and of what it copies (build-context.ts) decide the image.
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import { join, sep } from "node:path";
 import { ImageInvalidError } from "../errors";
 import { buildDigest } from "./build-context";
@@ -12,7 +13,7 @@ const MAX_DOCKERFILE_BYTES = 256 * 1024;
 
 export type DockerfileSource = { directory: string; path: string; plan: BuildPlan; digest: string };
 
-function readBounded(path: string, shown: string): string {
+function readBounded(path: string, root: string, shown: string): string {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -20,6 +21,8 @@ function readBounded(path: string, shown: string): string {
     throw new ImageInvalidError(`the Dockerfile ${shown} cannot be opened (${(error as NodeJS.ErrnoException).code}): it must be a regular file in the repository`);
   }
   try {
+    // What the kernel opened, whatever the path's parents were a moment ago: nothing outside is read.
+    if (!readlinkSync(`/proc/self/fd/${fd}`).startsWith(root + sep)) throw new ImageInvalidError(`the Dockerfile ${shown} resolves outside the repository: it must be a file of the repository`);
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw new ImageInvalidError(`the Dockerfile ${shown} is not a regular file`);
     if (stats.size > MAX_DOCKERFILE_BYTES) throw new ImageInvalidError(`the Dockerfile ${shown} is larger than ${MAX_DOCKERFILE_BYTES / 1024} KiB`);
@@ -43,7 +46,7 @@ export function readDockerfileSource(directory: string, path: string, limitBytes
     throw new ImageInvalidError(`the repository ${directory} has no Dockerfile at ${shown}: add one, or choose another image`);
   }
   if (!resolved.startsWith(root + sep)) throw new ImageInvalidError(`the Dockerfile ${shown} resolves outside the repository: it must be a file of the repository`);
-  const text = readBounded(resolved, shown);
+  const text = readBounded(resolved, root, shown);
   const plan = planDockerfile(text);
   return { directory: root, path, plan, digest: buildDigest(text, root, plan.contextPaths, limitBytes) };
 }

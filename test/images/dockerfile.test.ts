@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildDigest } from "../../app/images/build-context";
 import { planDockerfile, substitute } from "../../app/images/dockerfile";
+import { readDockerfileSource } from "../../app/images/dockerfile-source";
 
 describe("Dockerfile plan", () => {
   test("ARG, FROM, ENV, WORKDIR, RUN (shell and exec form, continued lines), COPY with flags and wildcards, SHELL → steps in order; CMD and EXPOSE ignored", () => {
@@ -79,6 +80,26 @@ describe("build digest", () => {
       // A copied path under a symlinked parent: the link is not followed, so the host's file is never read.
       symlinkSync("/etc", join(dir, "etc-link"));
       expect(buildDigest(dockerfile, dir, ["etc-link/passwd"], 1)).toMatch(/^sha256:/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("reading the Dockerfile from the repository", () => {
+  test("a Dockerfile that is a symlink out, under a symlinked directory, a FIFO or missing → 400 with the reason; nothing outside is read", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ss-dockerfile-src-"));
+    try {
+      mkdirSync(join(dir, ".opencode-sandbox"));
+      writeFileSync(join(dir, ".opencode-sandbox/Dockerfile"), "FROM 127.0.0.1:5000/base:1\nRUN true\n");
+      expect(readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20)).toMatchObject({ path: ".opencode-sandbox/Dockerfile", plan: { from: "127.0.0.1:5000/base:1" }, digest: expect.stringMatching(/^sha256:/) });
+      symlinkSync("/etc/passwd", join(dir, "link-out"));
+      expect(() => readDockerfileSource(dir, "link-out", 2 ** 20)).toThrow(/resolves outside the repository/);
+      symlinkSync("/etc", join(dir, "etc-dir"));
+      expect(() => readDockerfileSource(dir, "etc-dir/passwd", 2 ** 20)).toThrow(/resolves outside the repository/);
+      Bun.spawnSync(["mkfifo", join(dir, "fifo")]);
+      expect(() => readDockerfileSource(dir, "fifo", 2 ** 20)).toThrow(/is not a regular file/);
+      expect(() => readDockerfileSource(dir, "missing/Dockerfile", 2 ** 20)).toThrow(/has no Dockerfile at "missing\/Dockerfile"/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
