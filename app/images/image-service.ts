@@ -230,7 +230,8 @@ export function createImageService(deps: ImageServiceDeps) {
     const path = await ensure(choice, context);
     // Every command passes here: the last use is written at most once a minute (the GC keeps images
     // for DEFAULT_KEEP_UNUSED_MS, so finer would only cost a SQLite write per command).
-    const row = deps.repo.list().find((candidate) => candidate.dirKey !== null && dirOf(candidate.dirKey) === path);
+    // A Dockerfile's row is named by its content digest, known only to ensure: found by its directory.
+    const row = choice.kind === "dockerfile" ? deps.repo.list().find((candidate) => candidate.dirKey !== null && dirOf(candidate.dirKey) === path) : deps.repo.get(sourceKeyOf(choice));
     if (row && (row.lastUsedAt === null || now() - row.lastUsedAt >= LAST_USE_RESOLUTION_MS)) deps.repo.put({ ...row, lastUsedAt: now() });
     return path;
   }
