@@ -41,6 +41,10 @@ describe("guest paths", () => {
     expect(lstatSync(sub).isDirectory()).toBe(true);
     // The same swap made outside this VM (another process, or another session whose VM mounts the
     // parent): the pins refuse every later command, also from a fresh VM (toggle off, on).
+    // The directories that later replace it are made now, while the pinned one lives: a directory made
+    // after it is freed could take its inode number, and would then rightly count as the same directory.
+    const others = { a: join(repo, "packages", "other-a"), b: join(repo, "packages", "other-b") };
+    for (const other of Object.values(others)) mkdirSync(other);
     for (const target of [f.dataDir, hostSecretDir]) {
       await Bun.$`rm -rf ${sub} && ln -s ${target} ${sub}`.quiet();
       const next = await whileResponsive(f, () => run("ses_swap", `cat ${target}/secret.txt ${target}/api-token 2>&1; ls ${target}`, repo).catch((e) => e));
@@ -49,9 +53,8 @@ describe("guest paths", () => {
       await f.client.sandbox.set("ses_swap", { sandboxed: false });
       await f.client.sandbox.set("ses_swap", { sandboxed: true });
       expect(await run("ses_swap", "true", repo).catch((e) => e)).toBeInstanceOf(MountsChangedError);
-      // Replaced by another real directory (a live one, so its inode cannot be the freed one reused).
-      const other = join(repo, "packages", `other-${target === f.dataDir ? "a" : "b"}`);
-      mkdirSync(other);
+      // Replaced by another real directory, made while the pinned one lived (above).
+      const other = target === f.dataDir ? others.a : others.b;
       await Bun.$`rm -f ${sub} && mv ${other} ${sub}`.quiet();
       const replaced = await run("ses_swap", "true", repo).catch((e) => e);
       expect(replaced).toBeInstanceOf(MountsChangedError);
