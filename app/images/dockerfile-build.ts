@@ -11,6 +11,7 @@
 import { chmodSync, copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExecSink, RuntimeDriver } from "../../runtime/driver";
+import { processAlive, processStartTime } from "../../runtime/proc-stat";
 import type { BuildPlan, BuildStep } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
 import { runWithLines, type Line } from "./run-with-lines";
@@ -20,6 +21,8 @@ import { ImageSizeExceeded, runWithinSize } from "./size-watch";
 export const BUILD_BUSYBOX = "/bin/busybox";
 /** Top-level guest directories that are the VM's own mounts, never the image's. */
 const NOT_EXPORTED = ["proc", "sys", "dev", "tmp", "run", "home"];
+/** Where each build's tools directory is made: `<prefix><pid>-<start time>-<random>`. */
+const TOOLS_PREFIX = "/tmp/ss-build-tools-";
 /** Lines of a failed step's output kept for its error. */
 const TAIL_LINES = 20;
 
@@ -94,7 +97,8 @@ function lineSink(prefix: string, onLine: Line): ExecSink & { tail(): string } {
 export async function buildFromDockerfile(build: DockerfileBuild): Promise<void> {
   const { driver, plan, onLine } = build;
   // Under /tmp whatever TMPDIR says: the guest sees the mount at this same path, and /tmp is the VM's own.
-  const tools = mkdtempSync("/tmp/ss-build-tools-");
+  // The maker's pid and start time in the name let a later start remove one a kill -9 left (removeStaleBuildTools).
+  const tools = mkdtempSync(`${TOOLS_PREFIX}${process.pid}-${processStartTime(process.pid)}-`);
   const work = `${build.rootfs}.partial`;
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true, mode: 0o700 });
@@ -148,6 +152,18 @@ export async function buildFromDockerfile(build: DockerfileBuild): Promise<void>
     rmSync(work, { recursive: true, force: true });
     rmSync(tools, { recursive: true, force: true });
   }
+}
+
+/** The tools directories of builds whose manager is gone (a kill -9 skips their clean-up); returns what went. */
+export function removeStaleBuildTools(): string[] {
+  const removed: string[] = [];
+  for (const entry of readdirSync("/tmp").filter((name) => `/tmp/${name}`.startsWith(TOOLS_PREFIX))) {
+    const maker = /^ss-build-tools-(\d+)-(\d+)-/.exec(entry);
+    if (maker && processAlive(Number(maker[1]), maker[2]!)) continue;
+    rmSync(join("/tmp", entry), { recursive: true, force: true });
+    removed.push(join("/tmp", entry));
+  }
+  return removed;
 }
 
 /** Streams the guest's tar to `layer`, cut (ImageSizeExceeded) past the size limit. */

@@ -20,7 +20,7 @@ import {
   type ImageChoice,
 } from "./image-choice";
 import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
-import { ImageBuildError } from "./dockerfile-build";
+import { ImageBuildError, removeStaleBuildTools } from "./dockerfile-build";
 import { readDockerfileSource, type DockerfileSource } from "./dockerfile-source";
 import type { BuildPlan } from "./dockerfile";
 import { checkFromRegistry } from "./from-registry";
@@ -320,6 +320,7 @@ export function createImageService(deps: ImageServiceDeps) {
         deps.repo.put({ ...row, status: "failed", detail: "interrupted: the manager stopped during the build or pull; the next use retries", updatedAt: now() });
       }
     }
+    cleaned.push(...removeStaleBuildTools());
     if (!existsSync(deps.cacheDir)) return cleaned;
     const known = new Set(deps.repo.list().map((row) => row.dirKey).filter(Boolean));
     for (const entry of readdirSync(deps.cacheDir)) {

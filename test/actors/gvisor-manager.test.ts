@@ -12,6 +12,7 @@ import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layou
 import { createClient } from "../../sdk/index";
 import { startRegistry, type Registry } from "../fixtures/oci-registry";
 import { makeTempDir } from "../helpers";
+import { eventually } from "./fixture";
 import { startManager, type ManagerProcess } from "../manager-process";
 import { prepareLocalRuntime } from "../runtime/local-target";
 
@@ -22,6 +23,11 @@ let manager: ManagerProcess;
 let client: ReturnType<typeof createClient>;
 let server: ReturnType<typeof Bun.serve>;
 let registry: Registry;
+
+async function start(): Promise<void> {
+  manager = await startManager(dataDir, { SANDBOX_RUNTIME: "gvisor", SANDBOX_CGROUP_PARENT: cgroupParent, SANDBOX_ROOTFS_DIR: image });
+  client = createClient({ url: manager.url, token: manager.token });
+}
 const cgroupParent = `ss-gvisor-${randomBytes(3).toString("hex")}`;
 const owner = { uid: 1234, gid: 1235 };
 
@@ -34,8 +40,7 @@ beforeAll(async () => {
   chownSync(repo, owner.uid, owner.gid);
   server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hello-from-host") });
   registry = await startRegistry();
-  manager = await startManager(dataDir, { SANDBOX_RUNTIME: "gvisor", SANDBOX_CGROUP_PARENT: cgroupParent, SANDBOX_ROOTFS_DIR: image });
-  client = createClient({ url: manager.url, token: manager.token });
+  await start();
 }, 600_000);
 
 afterAll(async () => {
@@ -144,6 +149,36 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       for (const id of ["ses_df_a", "ses_df_b"]) await client.sessions.delete(id).catch(() => undefined); // absent when the test failed early
       rmSync(first, { recursive: true, force: true });
       rmSync(second, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  test("kill -9 during a Dockerfile build → the next start removes the build's VM, its partial image and its tools directory; the next command builds again", async () => {
+    const dir = makeTempDir("ss-gvisor-dockerfile-crash-");
+    mkdirSync(join(dir, ".opencode-sandbox"));
+    const dockerfilePath = join(dir, ".opencode-sandbox/Dockerfile");
+    writeFileSync(dockerfilePath, [`FROM ${registry.address}/team/base:1`, "RUN sleep 600"].join("\n"));
+    const buildVms = async () => (await driver().list({})).filter((vm) => vm.name.startsWith("build-")).map((vm) => vm.name);
+    const toolsDirs = () => readdirSync("/tmp").filter((name) => name.startsWith(`ss-build-tools-${manager.proc.pid}-`));
+    try {
+      await client.sessions.register({ id: "ses_df_crash", directory: dir });
+      await client.sandbox.set("ses_df_crash", { image: { kind: "dockerfile", path: ".opencode-sandbox/Dockerfile" }, network: { mode: "allowlist", allow: ["loopback"] } });
+      const hung = client.run("ses_df_crash", { command: "true", cwd: dir, timeoutMs: 600_000 }).catch((error: Error) => error);
+      await eventually(async () => (await buildVms()).length === 1, 60_000);
+      const tools = toolsDirs();
+      expect(tools).toHaveLength(1);
+      await manager.kill9();
+      expect(await hung).toBeInstanceOf(Error);
+      expect(await buildVms()).toHaveLength(1); // the build VM outlived its manager
+      await start();
+      expect(await buildVms()).toEqual([]);
+      expect(existsSync(join("/tmp", tools[0]!))).toBe(false);
+      expect(readdirSync(join(dataDir, "images")).filter((entry) => entry.endsWith(".partial"))).toEqual([]);
+      writeFileSync(dockerfilePath, [`FROM ${registry.address}/team/base:1`, "RUN echo after-the-crash > /etc/after"].join("\n"));
+      expect((await client.run("ses_df_crash", { command: "cat /etc/after", cwd: dir, timeoutMs: 120_000 })).stdout).toBe("after-the-crash\n");
+      expect(await buildVms()).toEqual([]);
+    } finally {
+      await client.sessions.delete("ses_df_crash").catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 300_000);
 
