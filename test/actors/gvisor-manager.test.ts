@@ -127,6 +127,11 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       await expect(client.run("ses_df_a", { command: "true", cwd: first })).rejects.toThrow(/the Dockerfile's FROM 127\.0\.0\.1:\d+\/team\/base is pulled only from where this session may connect.*127\.0\.0\.1:\d+/);
       const loopback = { mode: "allowlist" as const, allow: ["loopback"] };
       await client.sandbox.set("ses_df_a", { network: loopback });
+      const stopEvents = new AbortController();
+      const imageEvents: { image: string; phase: string; detail: string | null }[] = [];
+      void (async () => {
+        for await (const event of client.events(stopEvents.signal)) if (event.type === "image") imageEvents.push(event);
+      })().catch(() => undefined);
       expect(await client.run("ses_df_a", { command: "cat /etc/built-marker /opt/app/app.txt /etc/image-marker", cwd: first, timeoutMs: 120_000 })).toMatchObject({
         exitCode: 0,
         stdout: "built from-the-repository\nfrom-the-repository\ndockerfile-base\n",
@@ -134,6 +139,13 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       expect(existsSync(join(first, "host-marker"))).toBe(false);
       const built = () => client.images.list().then(({ images }) => images.filter((view) => view.image.startsWith("dockerfile:")));
       expect(await built()).toEqual([expect.objectContaining({ status: "ready", digest: expect.stringMatching(/^sha256:/), detail: expect.stringContaining("built from .opencode-sandbox/Dockerfile") })]);
+      // Progress as for a pull: building, then each step's line, then ready (the base's own pull has its events).
+      await eventually(() => imageEvents.some((event) => event.image.startsWith("dockerfile:") && event.phase === "ready"), 10_000);
+      stopEvents.abort();
+      const build = imageEvents.filter((event) => event.image.startsWith("dockerfile:"));
+      expect(build[0]?.phase).toBe("building");
+      expect(build.some((event) => event.phase === "progress" && /^step 3\/4: line 5: RUN echo/.test(event.detail ?? ""))).toBe(true);
+      expect(build.at(-1)?.phase).toBe("ready");
 
       await client.sessions.register({ id: "ses_df_b", directory: second });
       await client.sandbox.set("ses_df_b", { image: choice, network: loopback });
