@@ -172,6 +172,7 @@ async function exportLayer(build: DockerfileBuild, busybox: string, layer: strin
   const cut = new AbortController();
   let bytes = 0;
   let stderr = "";
+  const closeFile = () => new Promise<void>((resolve, reject) => file.end((error?: Error | null) => (error ? reject(error) : resolve())));
   const result = await build.driver.exec(
     build.vmName,
     { argv: [busybox, "sh", "-c", exportScript(build.contextDir, busybox)], cwd: "/", timeoutMs: build.stepTimeoutMs, signal: cut.signal },
@@ -187,8 +188,7 @@ async function exportLayer(build: DockerfileBuild, busybox: string, layer: strin
       // The guest's tar waits while the file catches up: never more than one chunk held here.
       room: () => (file.writableNeedDrain ? new Promise<void>((resolve) => file.once("drain", () => resolve())) : undefined),
     },
-  );
-  await new Promise<void>((resolve, reject) => file.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  ).finally(closeFile);
   if (bytes > build.limitBytes) throw new ImageSizeExceeded(build.limitBytes, bytes);
   if (result.exitCode !== 0) throw new ImageBuildError(`exporting the built image failed (exit ${result.exitCode}): ${stderr.trim() || "no message"}`);
 }

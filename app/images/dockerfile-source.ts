@@ -34,8 +34,8 @@ function readBounded(path: string, root: string, shown: string): string {
   }
 }
 
-/** Reads and plans `path` (relative) in `directory`; throws ImageInvalidError (a 400 with the fix). */
-export function readDockerfileSource(directory: string, path: string, limitBytes: number): DockerfileSource {
+/** The Dockerfile's text, read safely; the repository's real path. Throws ImageInvalidError (a 400 with the fix). */
+function readDockerfileText(directory: string, path: string): { root: string; text: string } {
   const shown = JSON.stringify(path);
   let resolved: string;
   let root: string;
@@ -46,7 +46,33 @@ export function readDockerfileSource(directory: string, path: string, limitBytes
     throw new ImageInvalidError(`the repository ${directory} has no Dockerfile at ${shown}: add one, or choose another image`);
   }
   if (!resolved.startsWith(root + sep)) throw new ImageInvalidError(`the Dockerfile ${shown} resolves outside the repository: it must be a file of the repository`);
-  const text = readBounded(resolved, root, shown);
+  return { root, text: readBounded(resolved, root, shown) };
+}
+
+/** Reads and plans `path` (relative) in `directory` and digests what it copies; throws ImageInvalidError. */
+export function readDockerfileSource(directory: string, path: string, limitBytes: number): DockerfileSource {
+  const { root, text } = readDockerfileText(directory, path);
   const plan = planDockerfile(text);
   return { directory: root, path, plan, digest: buildDigest(text, root, plan.contextPaths, limitBytes) };
+}
+
+/** How long a digest of the copied files stands before the next command walks them again. */
+export const CONTEXT_RECHECK_MS = 60_000;
+
+/**
+ * readDockerfileSource for every command of a session without walking the repository every time: the
+ * Dockerfile itself is read each time (an edit to it rebuilds at the next command), the files its COPY
+ * steps read are digested again once CONTEXT_RECHECK_MS has passed since the last walk.
+ */
+export function createDockerfileSources(now: () => number) {
+  const known = new Map<string, { text: string; source: DockerfileSource; at: number }>();
+  return (directory: string, path: string, limitBytes: number): DockerfileSource => {
+    const key = `${directory}\0${path}`;
+    const { text } = readDockerfileText(directory, path);
+    const last = known.get(key);
+    if (last && last.text === text && now() - last.at < CONTEXT_RECHECK_MS) return last.source;
+    const source = readDockerfileSource(directory, path, limitBytes);
+    known.set(key, { text, source, at: now() });
+    return source;
+  };
 }

@@ -21,7 +21,7 @@ import {
 } from "./image-choice";
 import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
 import { ImageBuildError, removeStaleBuildTools } from "./dockerfile-build";
-import { readDockerfileSource, type DockerfileSource } from "./dockerfile-source";
+import { createDockerfileSources, type DockerfileSource } from "./dockerfile-source";
 import type { BuildPlan } from "./dockerfile";
 import { checkFromRegistry } from "./from-registry";
 import type { NetworkPolicy } from "../../egress/index";
@@ -94,6 +94,7 @@ export function imageNormalizerFor(family: ImageFamily | undefined): (choice: Im
 export function createImageService(deps: ImageServiceDeps) {
   const now = deps.now ?? Date.now;
   const inFlight = new Map<string, Promise<string>>();
+  const dockerfileSources = createDockerfileSources(now);
   let gcTimer: ReturnType<typeof setInterval> | undefined;
 
   const dirOf = (dirKey: string) => join(deps.cacheDir, dirKey);
@@ -165,7 +166,10 @@ export function createImageService(deps: ImageServiceDeps) {
     if (existsSync(dirOf(dirKey))) return finish(choice, sourceKey, dirKey, dockerfile.digest, "reused the build of this content");
     if (typeof deps.dockerfileBuilder === "string") throw new ImagePullError(deps.dockerfileBuilder);
     record({ sourceKey, choice, dirKey, digest: dockerfile.digest, status: "building", detail: `building ${choice.path}: pulling ${dockerfile.plan.from}`, sizeBytes: null }, "building");
-    const baseRootfs = await ensure(normalize({ kind: "oci", reference: dockerfile.plan.from }));
+    // The FROM image's own failure (registry down, too large) is this build's reason, said as such.
+    const baseRootfs = await ensure(normalize({ kind: "oci", reference: dockerfile.plan.from })).catch((error: Error) => {
+      throw new ImagePullError(`the FROM image ${dockerfile.plan.from} could not be had: ${error.message}`);
+    });
     const partial = `${dirOf(dirKey)}.partial`;
     await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest }).catch((error: unknown) => {
       rmSync(partial, { recursive: true, force: true });
@@ -203,7 +207,7 @@ export function createImageService(deps: ImageServiceDeps) {
     let dockerfile: DockerfileSource | undefined;
     if (choice.kind === "dockerfile") {
       if (!context) throw new ImageInvalidError(`a Dockerfile image is built from a session's repository: choose it for a session or as the default for sessions, not on its own`);
-      dockerfile = readDockerfileSource(context.directory, choice.path, deps.maxImageBytes());
+      dockerfile = dockerfileSources(context.directory, choice.path, deps.maxImageBytes());
       await checkFromRegistry(parseReference(dockerfile.plan.from), context.network);
       sourceKey = `${sourceKey}@${dockerfile.digest}`;
     }

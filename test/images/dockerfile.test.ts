@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildDigest } from "../../app/images/build-context";
 import { planDockerfile, substitute } from "../../app/images/dockerfile";
-import { readDockerfileSource } from "../../app/images/dockerfile-source";
+import { CONTEXT_RECHECK_MS, createDockerfileSources, readDockerfileSource } from "../../app/images/dockerfile-source";
 
 describe("Dockerfile plan", () => {
   test("ARG, FROM, ENV, WORKDIR, RUN (shell and exec form, continued lines), COPY with flags and wildcards, SHELL → steps in order; CMD and EXPOSE ignored", () => {
@@ -100,6 +100,29 @@ describe("reading the Dockerfile from the repository", () => {
       Bun.spawnSync(["mkfifo", join(dir, "fifo")]);
       expect(() => readDockerfileSource(dir, "fifo", 2 ** 20)).toThrow(/is not a regular file/);
       expect(() => readDockerfileSource(dir, "missing/Dockerfile", 2 ** 20)).toThrow(/has no Dockerfile at "missing\/Dockerfile"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the Dockerfile at each command", () => {
+  test("an edit to the Dockerfile counts at the next command; a copied file is digested again once a minute has passed, not at every command", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ss-dockerfile-each-"));
+    try {
+      let clock = 1_000_000;
+      const sources = createDockerfileSources(() => clock);
+      writeFileSync(join(dir, "Dockerfile"), "FROM 127.0.0.1:5000/base:1\nCOPY app.txt /app.txt\n");
+      writeFileSync(join(dir, "app.txt"), "one\n");
+      const first = sources(dir, "Dockerfile", 2 ** 20).digest;
+      writeFileSync(join(dir, "app.txt"), "two\n");
+      clock += CONTEXT_RECHECK_MS - 1;
+      expect(sources(dir, "Dockerfile", 2 ** 20).digest).toBe(first);
+      clock += 1;
+      const second = sources(dir, "Dockerfile", 2 ** 20).digest;
+      expect(second).not.toBe(first);
+      writeFileSync(join(dir, "Dockerfile"), "FROM 127.0.0.1:5000/base:1\nCOPY app.txt /app.txt\nRUN true\n");
+      expect(sources(dir, "Dockerfile", 2 ** 20).digest).not.toBe(second);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
