@@ -1,11 +1,12 @@
-// A session's Dockerfile, read from its repository, which the guest can write: it is opened without
-// following a final symlink and without waiting on a FIFO, and read only when what was opened lies inside
-// the repository (the kernel's own path of the open file, so a parent directory the guest swapped for a
-// symlink between a check and the open cannot lead the read elsewhere) and is a regular file of bounded
-// size. Its plan and the content digest of it and of what it copies (build-context.ts) decide the image.
-import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync } from "node:fs";
+// A session's Dockerfile, read from its repository, which the guest can write: its real path must lie
+// inside the repository, and it is then read by host-fs.ts's walk, which follows no symlink on the way
+// (a parent the guest swaps for a symlink after the check fails the read instead of leading it elsewhere),
+// never waits on a FIFO, and reads a bounded size. Its plan and the content digest of it and of what it
+// copies (build-context.ts) decide the image.
+import { realpathSync } from "node:fs";
 import { join, sep } from "node:path";
 import { ImageInvalidError } from "../errors";
+import { readSmallFile, UnsafePathError } from "../services/host-fs";
 import { buildDigest } from "./build-context";
 import { planDockerfile, type BuildPlan } from "./dockerfile";
 
@@ -13,24 +14,12 @@ const MAX_DOCKERFILE_BYTES = 256 * 1024;
 
 export type DockerfileSource = { directory: string; path: string; plan: BuildPlan; digest: string };
 
-function readBounded(path: string, root: string, shown: string): string {
-  let fd: number;
+function readWalked(path: string, shown: string): string {
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    return readSmallFile(path, MAX_DOCKERFILE_BYTES);
   } catch (error) {
-    throw new ImageInvalidError(`the Dockerfile ${shown} cannot be opened (${(error as NodeJS.ErrnoException).code}): it must be a regular file in the repository`);
-  }
-  try {
-    // What the kernel opened, whatever the path's parents were a moment ago: nothing outside is read.
-    if (!readlinkSync(`/proc/self/fd/${fd}`).startsWith(root + sep)) throw new ImageInvalidError(`the Dockerfile ${shown} resolves outside the repository: it must be a file of the repository`);
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) throw new ImageInvalidError(`the Dockerfile ${shown} is not a regular file`);
-    if (stats.size > MAX_DOCKERFILE_BYTES) throw new ImageInvalidError(`the Dockerfile ${shown} is larger than ${MAX_DOCKERFILE_BYTES / 1024} KiB`);
-    const buffer = Buffer.alloc(stats.size);
-    const read = readSync(fd, buffer, 0, stats.size, 0);
-    return buffer.subarray(0, read).toString("utf8");
-  } finally {
-    closeSync(fd);
+    if (error instanceof UnsafePathError) throw new ImageInvalidError(`the Dockerfile ${shown} cannot be read: ${error.reason}; it must be a regular file of the repository`);
+    throw error;
   }
 }
 
@@ -46,7 +35,7 @@ function readDockerfileText(directory: string, path: string): { root: string; te
     throw new ImageInvalidError(`the repository ${directory} has no Dockerfile at ${shown}: add one, or choose another image`);
   }
   if (!resolved.startsWith(root + sep)) throw new ImageInvalidError(`the Dockerfile ${shown} resolves outside the repository: it must be a file of the repository`);
-  return { root, text: readBounded(resolved, root, shown) };
+  return { root, text: readWalked(resolved, shown) };
 }
 
 /** Reads and plans `path` (relative) in `directory` and digests what it copies; throws ImageInvalidError. */
