@@ -26,7 +26,8 @@ const TOOLS_PREFIX = "/tmp/ss-build-tools-";
 /** Lines of a failed step's output kept for its error. */
 const TAIL_LINES = 20;
 
-export class ImageBuildError extends Error {}
+/** The build could not make the image: an ImagePullError, so the image service reports it like a failed pull. */
+export class ImageBuildError extends ImagePullError {}
 
 export type DockerfileBuild = {
   driver: RuntimeDriver;

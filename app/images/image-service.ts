@@ -20,7 +20,7 @@ import {
   type ImageChoice,
 } from "./image-choice";
 import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
-import { ImageBuildError, removeStaleBuildTools } from "./dockerfile-build";
+import { removeStaleBuildTools } from "./dockerfile-build";
 import { createDockerfileSources, type DockerfileSource } from "./dockerfile-source";
 import type { BuildPlan } from "./dockerfile";
 import { checkFromRegistry } from "./from-registry";
@@ -170,12 +170,8 @@ export function createImageService(deps: ImageServiceDeps) {
     const baseRootfs = await ensure(normalize({ kind: "oci", reference: dockerfile.plan.from })).catch((error: Error) => {
       throw new ImagePullError(`the FROM image ${dockerfile.plan.from} could not be had: ${error.message}`);
     });
-    const partial = `${dirOf(dirKey)}.partial`;
-    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest }).catch((error: unknown) => {
-      rmSync(partial, { recursive: true, force: true });
-      if (error instanceof ImageBuildError) throw new ImagePullError(error.message);
-      throw error;
-    });
+    // The builder removes its own partial directory, whatever happens (dockerfile-build.ts).
+    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest });
     return finish(choice, sourceKey, dirKey, dockerfile.digest, `built from ${choice.path} (${dockerfile.digest})`);
   }
 
@@ -199,10 +195,11 @@ export function createImageService(deps: ImageServiceDeps) {
   }
 
   /**
-   * The rootfs directory of a choice, building or pulling it first if needed (one job per choice at a time).
-   * A Dockerfile choice needs the repository it is read from, and is one image per content digest.
+   * The rootfs directory of a choice, building or pulling it first if needed (one job per choice at a time),
+   * and the key of its row. A Dockerfile choice needs the repository it is read from, and is one image per
+   * content digest: its key names the digest.
    */
-  async function ensure(choice: ImageChoice, context?: ImageContext): Promise<string> {
+  async function ensureKeyed(choice: ImageChoice, context?: ImageContext): Promise<{ path: string; sourceKey: string }> {
     let sourceKey = sourceKeyOf(choice);
     let dockerfile: DockerfileSource | undefined;
     if (choice.kind === "dockerfile") {
@@ -213,16 +210,21 @@ export function createImageService(deps: ImageServiceDeps) {
     }
     if (sourceKey === "default") {
       if (!rootfsReady(deps.builtInRootfs)) throw new ImageUnavailableError("default", `the built-in image is not built at ${deps.builtInRootfs}; run scripts/build-rootfs.sh`);
-      return deps.builtInRootfs;
+      return { path: deps.builtInRootfs, sourceKey };
     }
     const row = deps.repo.get(sourceKey);
-    if (row?.status === "ready" && row.dirKey && existsSync(dirOf(row.dirKey))) return dirOf(row.dirKey);
+    if (row?.status === "ready" && row.dirKey && existsSync(dirOf(row.dirKey))) return { path: dirOf(row.dirKey), sourceKey };
     let job = inFlight.get(sourceKey);
     if (!job) {
       job = produce(choice, sourceKey, dockerfile).finally(() => inFlight.delete(sourceKey));
       inFlight.set(sourceKey, job);
     }
-    return job;
+    return { path: await job, sourceKey };
+  }
+
+  /** The rootfs directory of a choice, building or pulling it first if needed. */
+  async function ensure(choice: ImageChoice, context?: ImageContext): Promise<string> {
+    return (await ensureKeyed(choice, context)).path;
   }
 
   /** What a VM of this choice boots: a rootfs directory, or an image reference its runtime pulls. */
@@ -231,11 +233,10 @@ export function createImageService(deps: ImageServiceDeps) {
       if (choice.kind === "dockerfile") throw new ImageUnavailableError(describeImage(choice), "a Dockerfile image is built into a root filesystem, and this manager's microVMs boot OCI images: build and push the image, then give its reference");
       return choice.kind === "oci" ? choice.reference : deps.defaultOciImage;
     }
-    const path = await ensure(choice, context);
+    const { path, sourceKey } = await ensureKeyed(choice, context);
     // Every command passes here: the last use is written at most once a minute (the GC keeps images
     // for DEFAULT_KEEP_UNUSED_MS, so finer would only cost a SQLite write per command).
-    // A Dockerfile's row is named by its content digest, known only to ensure: found by its directory.
-    const row = choice.kind === "dockerfile" ? deps.repo.list().find((candidate) => candidate.dirKey !== null && dirOf(candidate.dirKey) === path) : deps.repo.get(sourceKeyOf(choice));
+    const row = deps.repo.get(sourceKey);
     if (row && (row.lastUsedAt === null || now() - row.lastUsedAt >= LAST_USE_RESOLUTION_MS)) deps.repo.put({ ...row, lastUsedAt: now() });
     return path;
   }
