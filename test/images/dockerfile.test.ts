@@ -7,6 +7,16 @@ import { buildDigest } from "../../app/images/build-context";
 import { planDockerfile, substitute } from "../../app/images/dockerfile";
 import { CONTEXT_RECHECK_MS, createDockerfileSources, readDockerfileSource } from "../../app/images/dockerfile-source";
 
+/** Runs `check` with a fresh temp dir, removed after it whatever happens. */
+function inTempDir(prefix: string, check: (dir: string) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  try {
+    check(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("Dockerfile plan", () => {
   test("ARG, FROM, ENV, WORKDIR, RUN (shell and exec form, continued lines), COPY with flags and wildcards, SHELL → steps in order; CMD and EXPOSE ignored", () => {
     const plan = planDockerfile(
@@ -60,8 +70,7 @@ describe("Dockerfile plan", () => {
 
 describe("build digest", () => {
   test("same Dockerfile and files → same digest; an edit to the Dockerfile or to a copied file changes it; other files, a FIFO and a symlink out are never read", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ss-digest-"));
-    try {
+    inTempDir("ss-digest-", (dir) => {
       mkdirSync(join(dir, "src"));
       writeFileSync(join(dir, "src/a.txt"), "a\n");
       writeFileSync(join(dir, "other.txt"), "o\n");
@@ -80,16 +89,13 @@ describe("build digest", () => {
       // A copied path under a symlinked parent: the link is not followed, so the host's file is never read.
       symlinkSync("/etc", join(dir, "etc-link"));
       expect(buildDigest(dockerfile, dir, ["etc-link/passwd"], 1)).toMatch(/^sha256:/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe("reading the Dockerfile from the repository", () => {
   test("a Dockerfile that is a symlink out, under a symlinked directory, a FIFO or missing → 400 with the reason; nothing outside is read", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ss-dockerfile-src-"));
-    try {
+    inTempDir("ss-dockerfile-src-", (dir) => {
       mkdirSync(join(dir, ".opencode-sandbox"));
       writeFileSync(join(dir, ".opencode-sandbox/Dockerfile"), "FROM 127.0.0.1:5000/base:1\nRUN true\n");
       expect(readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20)).toMatchObject({ path: ".opencode-sandbox/Dockerfile", plan: { from: "127.0.0.1:5000/base:1" }, digest: expect.stringMatching(/^sha256:/) });
@@ -100,16 +106,13 @@ describe("reading the Dockerfile from the repository", () => {
       Bun.spawnSync(["mkfifo", join(dir, "fifo")]);
       expect(() => readDockerfileSource(dir, "fifo", 2 ** 20)).toThrow(/is not a regular file/);
       expect(() => readDockerfileSource(dir, "missing/Dockerfile", 2 ** 20)).toThrow(/has no Dockerfile at "missing\/Dockerfile"/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe("the Dockerfile at each command", () => {
   test("an edit to the Dockerfile counts at the next command; a copied file is digested again once a minute has passed, not at every command", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ss-dockerfile-each-"));
-    try {
+    inTempDir("ss-dockerfile-each-", (dir) => {
       let clock = 1_000_000;
       const sources = createDockerfileSources(() => clock);
       writeFileSync(join(dir, "Dockerfile"), "FROM 127.0.0.1:5000/base:1\nCOPY app.txt /app.txt\n");
@@ -123,8 +126,6 @@ describe("the Dockerfile at each command", () => {
       expect(second).not.toBe(first);
       writeFileSync(join(dir, "Dockerfile"), "FROM 127.0.0.1:5000/base:1\nCOPY app.txt /app.txt\nRUN true\n");
       expect(sources(dir, "Dockerfile", 2 ** 20).digest).not.toBe(second);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
