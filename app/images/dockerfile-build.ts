@@ -25,6 +25,14 @@ const NOT_EXPORTED = ["proc", "sys", "dev", "tmp", "run", "home"];
 const TOOLS_PREFIX = "/tmp/ss-build-tools-";
 /** Lines of a failed step's output kept for its error. */
 const TAIL_LINES = 20;
+/**
+ * A step's output reaches the progress (events, the image's row) for this many lines, each cut at
+ * MAX_LINE_CHARS: a RUN that prints gigabytes, or one endless line, costs the manager neither memory nor a
+ * write per line. The output itself is read to its end (the step's exit code counts), and its last lines
+ * are still kept for the error.
+ */
+const MAX_PROGRESS_LINES = 500;
+const MAX_LINE_CHARS = 1000;
 
 /** The build could not make the image: an ImagePullError, so the image service reports it like a failed pull. */
 export class ImageBuildError extends ImagePullError {}
@@ -76,22 +84,38 @@ function exportScript(contextDir: string, busybox: string): string {
   return `cd / && set -- $(${bb} ls -A / | ${bb} grep -vxE ${quote(skipped.join("|"))}) && exec ${bb} tar -cf - "$@"`;
 }
 
-/** A sink that keeps the last lines (for an error) and hands each to onLine with the step's prefix. */
+/**
+ * A sink that keeps the last lines (for an error) and hands the first MAX_PROGRESS_LINES to onLine with the
+ * step's prefix; a line longer than MAX_LINE_CHARS is cut there (the rest of it is dropped, not held).
+ */
 function lineSink(prefix: string, onLine: Line): ExecSink & { tail(): string } {
   const decoder = new TextDecoder();
   let pending = "";
+  let dropping = false; // inside a line already cut: its rest is dropped up to its newline
+  let shown = 0;
   const kept: string[] = [];
+  const emit = (line: string) => {
+    if (!line.trim()) return;
+    kept.push(line);
+    if (kept.length > TAIL_LINES) kept.shift();
+    shown += 1;
+    if (shown <= MAX_PROGRESS_LINES) onLine(`${prefix} ${line}`);
+    else if (shown === MAX_PROGRESS_LINES + 1) onLine(`${prefix} (more output; only the first ${MAX_PROGRESS_LINES} lines are shown)`);
+  };
   const take = (chunk: Uint8Array) => {
-    pending += decoder.decode(chunk, { stream: true });
-    const lines = pending.split(/\r?\n/);
+    const lines = (pending + decoder.decode(chunk, { stream: true })).split(/\r?\n/);
     pending = lines.pop() ?? "";
-    for (const line of lines.filter((l) => l.trim())) {
-      kept.push(line);
-      if (kept.length > TAIL_LINES) kept.shift();
-      onLine(`${prefix} ${line}`);
+    for (const [index, line] of lines.entries()) {
+      if (!(dropping && index === 0)) emit(line.slice(0, MAX_LINE_CHARS));
+      dropping = false;
+    }
+    if (pending.length > MAX_LINE_CHARS) {
+      if (!dropping) emit(pending.slice(0, MAX_LINE_CHARS));
+      dropping = true;
+      pending = "";
     }
   };
-  return { stdout: take, stderr: take, tail: () => [...kept, pending].filter(Boolean).join("\n") };
+  return { stdout: take, stderr: take, tail: () => [...kept, dropping ? "" : pending].filter(Boolean).join("\n") };
 }
 
 /** Runs the build; on success the image is at `rootfs`. A failure leaves nothing behind, VM included. */

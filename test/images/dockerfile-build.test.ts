@@ -110,6 +110,19 @@ describe("Dockerfile builds (gVisor)", () => {
     expect(existsSync(join(rootfs, context.slice(1)))).toBe(false);
   }, 180_000);
 
+  test("a RUN that prints thousands of lines and a 40 KB line → the build goes on; progress shows the first 500 lines, each cut at 1000 characters, then says more followed", async () => {
+    const script = 's=xxxxxxxxxx; for n in 1 2 3 4 5 6 7 8 9 10 11 12; do s=$s$s; done; printf %s "$s"; echo; i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done';
+    const { run, rootfs, lines } = build([`FROM ${registry.address}/team/base:1`, `RUN ${script}`].join("\n"));
+    await run;
+    expect(existsSync(join(rootfs, "etc/image-marker"))).toBe(true);
+    const output = lines.filter((line) => line.startsWith("step 1/1 | "));
+    expect(output).toHaveLength(501);
+    expect(output[0]).toBe(`step 1/1 | ${"x".repeat(1000)}`);
+    expect(output[1]).toBe("step 1/1 | line 0");
+    expect(output.at(-1)).toBe("step 1/1 | (more output; only the first 500 lines are shown)");
+    expect(Math.max(...output.map((line) => line.length))).toBeLessThanOrEqual("step 1/1 | ".length + 1000);
+  }, 180_000);
+
   test("a failing RUN → the error names its line, its exit code and its last output; nothing is published and no VM is left", async () => {
     const { run, rootfs } = build([`FROM ${registry.address}/team/base:1`, "RUN echo first", "RUN echo about to fail; exit 3"].join("\n"));
     await expect(run).rejects.toThrow(/Dockerfile line 3 \(RUN echo about to fail; exit 3\) exited with 3:\nabout to fail/);

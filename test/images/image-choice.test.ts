@@ -46,6 +46,14 @@ describe("recipe choices", () => {
     expect(sourceKeyOf(normalizeImageChoice({ kind: "recipe", packages: [] }))).toBe("default");
   });
 
+  test("a Dockerfile path → normalized inside the repository; absolute or above it → 400 naming it", () => {
+    expect(normalizeImageChoice({ kind: "dockerfile", path: "./.opencode-sandbox//Dockerfile" })).toEqual({ kind: "dockerfile", path: ".opencode-sandbox/Dockerfile" });
+    expect(sourceKeyOf(normalizeImageChoice({ kind: "dockerfile", path: "docker/Dockerfile" }))).toBe("dockerfile:docker/Dockerfile");
+    for (const path of ["/etc/Dockerfile", "../other/Dockerfile", "a/../../Dockerfile"]) {
+      expect(() => normalizeImageChoice({ kind: "dockerfile", path })).toThrow(expect.objectContaining({ status: 400, message: expect.stringContaining(`${JSON.stringify(path)} must be relative to the repository`) }));
+    }
+  });
+
   test("a name Debian would not accept, or too many → 400 naming it", () => {
     for (const name of ["Bad_Name", "-x", "a", "pkg;rm", "pkg name", "../x"]) {
       expect(() => normalizeImageChoice({ kind: "recipe", packages: [name] })).toThrow(expect.objectContaining({ status: 400, message: expect.stringContaining(JSON.stringify(name)) }));
