@@ -6,6 +6,7 @@ import type { TierAvailability } from "../runtime/isolation";
 import { tierOfRuntime } from "../runtime/tiers/index";
 import { createDriver } from "../workers/create-driver";
 import { dockerfileBuilderOn, NO_BUILD_TIER } from "./images/dockerfile-builder";
+import { createBuildEgress } from "./images/build-egress";
 import { primaryRuntime, scratchWritesRuntime, type DriverConfig } from "../workers/protocol";
 import { createImagesRepo } from "./db/images-repo";
 import { createEventBus } from "./events/event-bus";
@@ -160,7 +161,9 @@ export function createManager(deps: ManagerDeps) {
     choosers: () => imageChoosers(services),
     maxImageBytes: () => services.settings.get().maxImageMib * 1024 * 1024,
     vmImages: () => new Set(supervisor.list().flatMap((record) => (record.spec ? [record.spec.image] : []))),
-    dockerfileBuilder: buildTier ? dockerfileBuilderOn(() => createDriver(buildTier), supervisor) : NO_BUILD_TIER,
+    dockerfileBuilder: buildTier
+      ? dockerfileBuilderOn(() => createDriver(buildTier), supervisor, createBuildEgress({ tier: tierOfRuntime(buildTier.kind), proxies: egress, caBundleFor: (image) => caBundles.forImage(image) }))
+      : NO_BUILD_TIER,
   });
   // Who hears what the sessions report, in this order: connections are cut before a removal is even queued.
   lifecycle.on((event) => revocation.onLifecycle(event));

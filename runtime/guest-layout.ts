@@ -5,3 +5,9 @@
 export const GUEST_HOME = "/home/agent";
 /** The guest's PATH, for every command and for the VM's own processes. */
 export const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/**
+ * The VM relay (runtime/local/vm-relay.c), bound read-only into every VM of the embedded tiers: their egress
+ * forwarder, and the relay of a forwarded port (`connect <ip> <port>`), in any image. Absent from a VM made
+ * before it existed, on a host that could not build it, and on the microVM tier: socat is used there.
+ */
+export const GUEST_RELAY = "/run/vm-relay";

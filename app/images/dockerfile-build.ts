@@ -11,6 +11,7 @@
 import { chmodSync, copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExecSink, RuntimeDriver } from "../../runtime/driver";
+import type { BuildNetwork } from "./build-egress";
 import { processAlive, processStartTime } from "../../runtime/proc-stat";
 import type { BuildPlan, BuildStep } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
@@ -54,6 +55,8 @@ export type DockerfileBuild = {
   limitBytes: number;
   /** Each step's limit; a step past it fails the build. */
   stepTimeoutMs: number;
+  /** How the build VM reaches out (the session's policy, through a proxy of its own); absent: no network. */
+  network?: BuildNetwork;
   onLine: Line;
 };
 
@@ -142,7 +145,9 @@ export async function buildFromDockerfile(build: DockerfileBuild): Promise<void>
       tmpSizeMib: 64,
       volume: { name: build.vmName },
       labels: build.labels,
-      network: { mode: "none" },
+      network: build.network?.policy ?? { mode: "none" },
+      ...(build.network ? { tierPart: build.network.tierPart } : {}),
+      ...(build.network?.trustDir === undefined ? {} : { trustDir: build.network.trustDir }),
       scratchWrites: true,
     });
     for (const where of plan.ignored) onLine(`build: line ${where.line}: ${where.text.split(" ")[0]} has no effect on a VM image (ignored)`);
@@ -151,7 +156,7 @@ export async function buildFromDockerfile(build: DockerfileBuild): Promise<void>
       onLine(`${prefix}: line ${step.source.line}: ${step.source.text.slice(0, 200)}`);
       const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", step.kind === "copy" ? copyScript(step, build.contextDir, busybox) : `${quote(busybox)} mkdir -p ${quote(step.path)}`];
       const sink = lineSink(`${prefix} |`, onLine);
-      const result = await driver.exec(build.vmName, { argv, cwd: step.kind === "workdir" ? "/" : step.cwd, env: step.kind === "run" ? step.env : {}, timeoutMs: build.stepTimeoutMs }, sink);
+      const result = await driver.exec(build.vmName, { argv, cwd: step.kind === "workdir" ? "/" : step.cwd, env: step.kind === "run" ? { ...build.network?.env, ...step.env } : {}, timeoutMs: build.stepTimeoutMs }, sink);
       if (result.exitCode !== 0) {
         const why = result.timedOut ? `did not finish within ${build.stepTimeoutMs / 1000} s` : `exited with ${result.exitCode}`;
         throw new ImageBuildError(`Dockerfile line ${step.source.line} (${step.source.text.slice(0, 80)}) ${why}${sink.tail() ? `:\n${sink.tail()}` : ""}`);

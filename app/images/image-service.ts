@@ -23,6 +23,7 @@ import { ImagePullError, pullRootfs, resolveDigest } from "./oci-pull";
 import { removeStaleBuildTools } from "./dockerfile-build";
 import { createDockerfileSources, type DockerfileSource } from "./dockerfile-source";
 import type { BuildPlan } from "./dockerfile";
+import type { BuildSession } from "./build-egress";
 import { checkFromRegistry } from "./from-registry";
 import type { NetworkPolicy } from "../../egress/index";
 import { directoryBytes, ImageSizeExceeded, runWithinSize } from "./size-watch";
@@ -59,10 +60,10 @@ type ImageServiceDeps = {
 };
 
 /** What the image service hands a Dockerfile build; the manager adds the driver, the VM and its limits. */
-export type DockerfileBuilder = (job: { plan: BuildPlan; baseRootfs: string; contextDir: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string }) => Promise<void>;
+export type DockerfileBuilder = (job: { plan: BuildPlan; baseRootfs: string; contextDir: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string; session: BuildSession }) => Promise<void>;
 
 /** Where a choice is booted: the session's repository and network policy, for a Dockerfile choice. */
-export type ImageContext = { directory: string; network: NetworkPolicy };
+export type ImageContext = { directory: string; network: NetworkPolicy; rootSessionID: string };
 
 /** What `GET /api/images` shows for one image. */
 type ImageView = {
@@ -161,7 +162,7 @@ export function createImageService(deps: ImageServiceDeps) {
    * A Dockerfile build: the FROM image first (a pull, cached like any), then the build in a sandbox VM.
    * `sourceKey` already names the content digest, so an unchanged repository never gets here twice.
    */
-  async function buildDockerfile(choice: ImageChoice & { kind: "dockerfile" }, sourceKey: string, dockerfile: DockerfileSource): Promise<string> {
+  async function buildDockerfile(choice: ImageChoice & { kind: "dockerfile" }, sourceKey: string, dockerfile: DockerfileSource, session: BuildSession): Promise<string> {
     const dirKey = `dockerfile-${dockerfile.digest.slice("sha256:".length, "sha256:".length + 24)}`;
     if (existsSync(dirOf(dirKey))) return finish(choice, sourceKey, dirKey, dockerfile.digest, "reused the build of this content");
     if (typeof deps.dockerfileBuilder === "string") throw new ImagePullError(deps.dockerfileBuilder);
@@ -171,14 +172,19 @@ export function createImageService(deps: ImageServiceDeps) {
       throw new ImagePullError(`the FROM image ${dockerfile.plan.from} could not be had: ${error.message}`);
     });
     // The builder removes its own partial directory, whatever happens (dockerfile-build.ts).
-    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest });
+    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest, session });
     return finish(choice, sourceKey, dirKey, dockerfile.digest, `built from ${choice.path} (${dockerfile.digest})`);
   }
 
-  async function produce(choice: ImageChoice, sourceKey: string, dockerfile?: DockerfileSource): Promise<string> {
+  /** `dockerfile`: a Dockerfile choice's content, and the session whose command builds it. */
+  async function produce(choice: ImageChoice, sourceKey: string, dockerfile?: { source: DockerfileSource; session: BuildSession }): Promise<string> {
     try {
       mkdirSync(deps.cacheDir, { recursive: true, mode: 0o700 });
-      if (choice.kind === "dockerfile") return await buildDockerfile(choice, sourceKey, dockerfile!);
+      if (choice.kind === "dockerfile") {
+        // ensureKeyed reads a Dockerfile choice's source (and has its session) before it gets here.
+        if (!dockerfile) throw new ImageInvalidError("a Dockerfile image is built for a session's command");
+        return await buildDockerfile(choice, sourceKey, dockerfile.source, dockerfile.session);
+      }
       return choice.kind === "recipe" ? await build(choice, sourceKey) : await pull(choice, sourceKey);
     } catch (error) {
       const row = deps.repo.get(sourceKey);
@@ -216,7 +222,7 @@ export function createImageService(deps: ImageServiceDeps) {
     if (row?.status === "ready" && row.dirKey && existsSync(dirOf(row.dirKey))) return { path: dirOf(row.dirKey), sourceKey };
     let job = inFlight.get(sourceKey);
     if (!job) {
-      job = produce(choice, sourceKey, dockerfile).finally(() => inFlight.delete(sourceKey));
+      job = produce(choice, sourceKey, dockerfile && context && { source: dockerfile, session: { rootSessionID: context.rootSessionID, network: context.network } }).finally(() => inFlight.delete(sourceKey));
       inFlight.set(sourceKey, job);
     }
     return { path: await job, sourceKey };

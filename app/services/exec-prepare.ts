@@ -137,7 +137,7 @@ export function createExecPreparer(deps: ExecPrepareDeps) {
     const { cpus, memoryMib } = view.resources.effective;
     // A Dockerfile image is read from the repository the session works in (its top: the work tree's root),
     // and its FROM is pulled only from where the session's network policy reaches.
-    const image = await images.bootImage(view.image.effective, { directory: pins.top.path, network: view.network.effective });
+    const image = await images.bootImage(view.image.effective, { directory: pins.top.path, network: view.network.effective, rootSessionID: view.rootSessionID });
     const wayOut = placement.tier.wayOut({
       network: view.network.effective,
       forwarding,

@@ -1,10 +1,11 @@
 // One TCP connection of a forwarded port: the client's bytes become the stdin of a relay command in the
-// session's VM (socat to the guest's own loopback), and its stdout goes back to the client. Both ways are
+// session's VM (the VM relay, or socat, to the guest's own loopback), and its stdout goes back to the client. Both ways are
 // paced: a client that reads slowly holds the guest's writes back, a guest that reads slowly pauses the
 // client's socket. Nothing here opens anything on the host: the relay runs in the VM, where the guest's
 // server is, so a forward reaches the guest's loopback and nothing else, and the guest cannot use it to
 // reach the host (it only ever answers).
 import type { Socket } from "bun";
+import { GUEST_RELAY } from "../../runtime/guest-layout";
 
 /** Client bytes held before the socket is paused (the relay command reads them as it can). */
 const INPUT_HIGH_WATER_BYTES = 1024 * 1024;
@@ -13,14 +14,17 @@ const CLOSE_GRACE_MS = 2000;
 
 /**
  * Connects to the guest port given as $1 on the VM's loopback, over IPv4 when something listens there on
- * IPv4 (0.0.0.0 or 127.0.0.1), else over IPv6 (:: or ::1), as read from the guest's /proc/net. Exit 3 when
- * nothing listens, 4 when the image has no socat: before any byte of the client's is read.
+ * IPv4 (0.0.0.0 or 127.0.0.1), else over IPv6 (:: or ::1), as read from the guest's /proc/net: with the VM
+ * relay the embedded tiers bind into every VM (any image), else the image's socat. Exit 3 when nothing
+ * listens, 4 when the VM has neither: before any byte of the client's is read.
  */
 export const CONNECT_SCRIPT = `p=$1 hex=$(printf '%04X' "$1")
-command -v socat >/dev/null || { echo "session-sandbox: the VM's image has no socat, which a forwarded port needs" >&2; exit 4; }
+if [ -x ${GUEST_RELAY} ]; then v4() { exec ${GUEST_RELAY} connect 127.0.0.1 "$p"; }; v6() { exec ${GUEST_RELAY} connect ::1 "$p"; }
+elif command -v socat >/dev/null; then v4() { exec socat - "TCP4:127.0.0.1:$p"; }; v6() { exec socat - "TCP6:[::1]:$p"; }
+else echo "session-sandbox: the VM's image has no socat, which a forwarded port needs on this tier" >&2; exit 4; fi
 listening() { grep -q "^ *[0-9]*: [0-9A-F]*:$hex [0-9A-F]*:0000 0A" "$1" 2>/dev/null; }
-if listening /proc/net/tcp; then exec socat - "TCP4:127.0.0.1:$p"; fi
-if listening /proc/net/tcp6; then exec socat - "TCP6:[::1]:$p"; fi
+if listening /proc/net/tcp; then v4; fi
+if listening /proc/net/tcp6; then v6; fi
 echo "session-sandbox: nothing listens on port $p in the VM" >&2
 exit 3`;
 

@@ -20,6 +20,8 @@ export type DriverContext = {
    * command with its runtime's exec (gVisor), the agent is switched off, or it could not be built.
    */
   execAgent?: string;
+  /** Host path of the VM relay (vm-relay.c) new VMs get bound in; none: it could not be built, the image's socat forwards. */
+  relay?: string;
   /** Where the repository view daemon (runtime/repo-fs) is built; default the exec agent's directory. */
   repoFsDir?: string;
 };

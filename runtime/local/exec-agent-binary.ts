@@ -9,14 +9,14 @@ import { buildCProgram, cProgramPath, findGcc, type CBuild, type CProgram } from
 /** World-readable (0755): crun bind-mounts the file from inside the VM's user namespace. */
 export const DEFAULT_EXEC_AGENT_DIR = "/var/lib/session-sandbox/bin";
 
-const EXEC_AGENT: CProgram = {
-  label: "the exec agent",
-  name: "vm-exec-agent",
-  sources: [new URL("./exec-agent.c", import.meta.url).pathname],
+/** How our static guest programs are built (the agent, the VM relay): against static glibc, warnings as errors. */
+export const STATIC_GUEST_BUILD = {
   flags: ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-static"],
   gccFix: "scripts/install-runtime-deps.sh installs it",
   buildFix: "a static build needs libc6-dev; scripts/install-runtime-deps.sh installs it",
-};
+} satisfies Partial<CProgram>;
+
+const EXEC_AGENT: CProgram = { label: "the exec agent", name: "vm-exec-agent", sources: [new URL("./exec-agent.c", import.meta.url).pathname], ...STATIC_GUEST_BUILD };
 
 type ExecAgentBuild = CBuild;
 

@@ -9,6 +9,7 @@ import type { DriverContext } from "./context";
 import { Crun } from "./crun";
 import { execInVm } from "./exec";
 import { adoptVmSeccompProgram } from "./vm-seccomp";
+import { ensureVmRelay } from "./vm-relay-binary";
 import { ensureExecAgent } from "./exec-agent-binary";
 import { refusalLogEnds, refusalNotes } from "../repo-fs/refusal-notes";
 import type { OciRuntime } from "./oci-runtime";
@@ -147,6 +148,7 @@ export function createLocalDriver(options: LocalDriverOptions, makeTier?: (base:
         pidsLimit: options.pidsLimit ?? 1024,
         initPath,
         execAgent: tier.execAgent && options.execAgent !== false ? ensureExecAgent(options.execAgentDir).path : undefined,
+        relay: ensureVmRelay(options.execAgentDir).path,
       };
     }));
   const store = new VmStore(paths);

@@ -69,6 +69,7 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
       imageMounts: imageMounts(plan, spec.image),
       trustMounts: trustMounts(spec, plan),
       execAgent: ctx.execAgent,
+      relay: ctx.relay,
       sources,
     }), { name: spec.name, id: ctx.paths.containerId(spec.name), spec, hostUidBase, cgroupPath, bundleDir: ctx.paths.bundleDir(spec.name), sources });
     mkdirSync(ctx.paths.bundleDir(spec.name), { mode: 0o711 });

@@ -2,7 +2,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { egressSocketOf, type BindMount, type VmSpec } from "../driver";
-import { GUEST_HOME, GUEST_PATH } from "../guest-layout";
+import { GUEST_HOME, GUEST_PATH, GUEST_RELAY } from "../guest-layout";
 import { UIDS_PER_VM } from "./volumes";
 import { seccompProfile, type SeccompProfile } from "./seccomp-profile";
 import { SECCOMP_BPF_ANNOTATION } from "./seccomp-bpf";
@@ -100,6 +100,8 @@ type ConfigInput = {
   trustMounts?: OciMount[];
   /** The exec agent to run beside init (exec-agent.c): its binary; its listener arrives as fd 3. */
   execAgent?: string;
+  /** The VM relay (vm-relay.c), bound at GUEST_RELAY; absent (it could not be built): the image's socat forwards egress. */
+  relay?: string;
   /** Where each guarded mount's repository view is mounted on the host (repo-fs/repo-views.ts); absent: none is guarded. */
   sources?: Map<BindMount, string>;
 };
@@ -134,17 +136,21 @@ const GUEST_EGRESS_DIR = "/run/sandbox-egress";
 export const GUEST_PROXY_PORT = 3128;
 
 /**
- * PID 1's command: tini (after the exec agent, when there is one). With egress, a socat forwarder (127.0.0.1:3128 → the proxy's Unix socket) runs beside
- * `sleep infinity` under tini, so it lives exactly as long as the VM and is not any command's child.
+ * PID 1's command: tini (after the exec agent, when there is one). With egress, a forwarder (127.0.0.1:3128 →
+ * the proxy's Unix socket) runs beside `sleep infinity` under tini, so it lives exactly as long as the VM and
+ * is not any command's child: our relay, bound into the VM, so any image reaches out; the image's socat
+ * only where the relay could not be built.
  */
-function initCommand(spec: VmSpec, withAgent: boolean): string[] {
+function initCommand(spec: VmSpec, withAgent: boolean, relay: boolean): string[] {
   // With the agent, it runs first: it starts its server on the listener crun passed as fd 3, closes it, and
   // becomes tini. So no other process holds the listener, and a killed agent refuses connections at once.
   const agent = withAgent ? [GUEST_EXEC_AGENT, "--fd", String(AGENT_LISTENER_FD), "--"] : [];
   const egressSocket = egressSocketOf(spec);
   if (!egressSocket) return [...agent, GUEST_INIT, "-s", "--", "sleep", "infinity"];
   const socket = `${GUEST_EGRESS_DIR}/${basename(egressSocket)}`;
-  const forwarder = `socat TCP-LISTEN:${GUEST_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket}`;
+  const forwarder = relay
+    ? `${GUEST_RELAY} listen ${GUEST_PROXY_PORT} ${socket}`
+    : `socat TCP-LISTEN:${GUEST_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket}`;
   return [...agent, GUEST_INIT, "-s", "--", "/bin/sh", "-c", `${forwarder} & exec sleep infinity`];
 }
 
@@ -171,6 +177,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     ...(egressSocketOf(spec) ? [{ destination: GUEST_EGRESS_DIR, type: "bind", source: dirname(egressSocketOf(spec)!), options: ["rbind", "rw", "nosuid", "nodev", "noexec"] }] : []),
     // The agent's program; its socket is not in the VM at all (crun passes the listener as fd 3).
     ...(input.execAgent ? [{ destination: GUEST_EXEC_AGENT, type: "bind", source: input.execAgent, options: ["bind", "ro", "nosuid", "nodev"] }] : []),
+    ...(input.relay ? [{ destination: GUEST_RELAY, type: "bind", source: input.relay, options: ["bind", "ro", "nosuid", "nodev"] }] : []),
     // Sorted so a parent directory is mounted before a mount nested inside it.
     ...[...spec.mounts].sort((a, b) => a.hostPath.length - b.hostPath.length).map((m) => sessionMount(m, hostUidBase, input.sources?.get(m) ?? m.hostPath)),
     ...(input.trustMounts ?? []),
@@ -180,7 +187,7 @@ export function buildOciConfig(input: ConfigInput): OciConfig {
     ociVersion: "1.0.2",
     root: { path: input.guestRoot, readonly: true },
     hostname: spec.name,
-    process: guestProcess(initCommand(spec, input.execAgent !== undefined), "/", defaultEnv()),
+    process: guestProcess(initCommand(spec, input.execAgent !== undefined, input.relay !== undefined), "/", defaultEnv()),
     mounts,
     annotations: { [SECCOMP_BPF_ANNOTATION]: vmSeccompProgramBase64() },
     hooks: { createContainer: [vmInotifyHook()] },

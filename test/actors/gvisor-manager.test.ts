@@ -104,11 +104,21 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
     expect(await (await fetch(forward.url)).text()).toBe("from-gvisor\n");
   });
 
-  test("a session's image is its repository's Dockerfile → its FROM only from a registry the session's policy reaches; built inside a gVisor VM and booted; a RUN that writes into the repository leaves nothing on the host; a second repository with the same Dockerfile reuses the build; an edit rebuilds", async () => {
-    // socat: the VM's egress forwarder, which a session that may reach the registry needs.
-    await registry.push("team/base", "1", "dockerfile-base", {}, { socatFrom: image });
+  test("a session's image is its repository's Dockerfile → its FROM only from a registry the session's policy reaches; built inside a gVisor VM and booted; a RUN reaches what the session's policy allows; a RUN that writes into the repository leaves nothing on the host; a second repository with the same Dockerfile reuses the build; an edit rebuilds", async () => {
+    // A busybox image without socat: the build VM and the session's VM reach out through the VM relay.
+    await registry.push("team/base", "1", "dockerfile-base");
     const dockerfile = (extra: string) =>
-      [`FROM ${registry.address}/team/base:1`, "ENV GREETING=built", "WORKDIR /opt/app", "COPY app.txt ./", 'RUN echo "$GREETING $(cat app.txt)" > /etc/built-marker', extra].join("\n");
+      [
+        `FROM ${registry.address}/team/base:1`,
+        "ENV GREETING=built",
+        "WORKDIR /opt/app",
+        "COPY app.txt ./",
+        'RUN echo "$GREETING $(cat app.txt)" > /etc/built-marker',
+        // busybox wget takes the build's http_proxy: the host proxy lets the session's `loopback` through.
+        // and refuses what the policy does not allow (no DNS, no connection: the proxy answers 403).
+        `RUN wget -q -O /etc/fetched http://127.0.0.1:${server.port}/ && { wget -O - http://example.com/ 2> /etc/denied || true; }`,
+        extra,
+      ].join("\n");
     const repoOf = (name: string) => {
       const dir = makeTempDir(`ss-gvisor-dockerfile-${name}-`);
       mkdirSync(join(dir, ".opencode-sandbox"));
@@ -132,10 +142,13 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       void (async () => {
         for await (const event of client.events(stopEvents.signal)) if (event.type === "image") imageEvents.push(event);
       })().catch(() => undefined);
-      expect(await client.run("ses_df_a", { command: "cat /etc/built-marker /opt/app/app.txt /etc/image-marker", cwd: first, timeoutMs: 120_000 })).toMatchObject({
+      expect(await client.run("ses_df_a", { command: "cat /etc/built-marker /opt/app/app.txt /etc/image-marker /etc/fetched", cwd: first, timeoutMs: 120_000 })).toMatchObject({
         exitCode: 0,
-        stdout: "built from-the-repository\nfrom-the-repository\ndockerfile-base\n",
+        stdout: "built from-the-repository\nfrom-the-repository\ndockerfile-base\nhello-from-host",
       });
+      expect((await client.run("ses_df_a", { command: "cat /etc/denied", cwd: first })).stdout).toContain("403");
+      // The session's own VM, on the same image without socat, reaches out too.
+      expect((await client.run("ses_df_a", { command: `wget -q -O - http://127.0.0.1:${server.port}/`, cwd: first })).stdout).toBe("hello-from-host");
       expect(existsSync(join(first, "host-marker"))).toBe(false);
       const built = () => client.images.list().then(({ images }) => images.filter((view) => view.image.startsWith("dockerfile:")));
       expect(await built()).toEqual([expect.objectContaining({ status: "ready", digest: expect.stringMatching(/^sha256:/), detail: expect.stringContaining("built from .opencode-sandbox/Dockerfile") })]);
@@ -144,7 +157,7 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       stopEvents.abort();
       const build = imageEvents.filter((event) => event.image.startsWith("dockerfile:"));
       expect(build[0]?.phase).toBe("building");
-      expect(build.some((event) => event.phase === "progress" && /^step 3\/4: line 5: RUN echo/.test(event.detail ?? ""))).toBe(true);
+      expect(build.some((event) => event.phase === "progress" && /^step 3\/5: line 5: RUN echo/.test(event.detail ?? ""))).toBe(true);
       expect(build.at(-1)?.phase).toBe("ready");
 
       await client.sessions.register({ id: "ses_df_b", directory: second });
@@ -185,6 +198,8 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       expect(await buildVms()).toEqual([]);
       expect(existsSync(join("/tmp", tools[0]!))).toBe(false);
       expect(readdirSync(join(dataDir, "images")).filter((entry) => entry.endsWith(".partial"))).toEqual([]);
+      // Nor the build's egress proxy directory (its proxy died with the manager).
+      expect(readdirSync(join(`${dataDir}-runtime`, "egress")).filter((entry) => entry.startsWith("build-"))).toEqual([]);
       writeFileSync(dockerfilePath, [`FROM ${registry.address}/team/base:1`, "RUN echo after-the-crash > /etc/after"].join("\n"));
       expect((await client.run("ses_df_crash", { command: "cat /etc/after", cwd: dir, timeoutMs: 120_000 })).stdout).toBe("after-the-crash\n");
       expect(await buildVms()).toEqual([]);

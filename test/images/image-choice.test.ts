@@ -80,7 +80,7 @@ describe("on msb (its driver pulls OCI references itself)", () => {
       dockerfileBuilder: "no gVisor here",
     });
     expect(await images.bootImage({ kind: "oci", reference: "127.0.0.1:5000/team/node:22" })).toBe("127.0.0.1:5000/team/node:22");
-    await expect(images.bootImage({ kind: "dockerfile", path: "Dockerfile" }, { directory: dataDir, network: { mode: "none" } })).rejects.toThrow(/image the repository's Dockerfile is not available.*microVMs boot OCI images: build and push the image/);
+    await expect(images.bootImage({ kind: "dockerfile", path: "Dockerfile" }, { directory: dataDir, network: { mode: "none" }, rootSessionID: "ses_any" })).rejects.toThrow(/image the repository's Dockerfile is not available.*microVMs boot OCI images: build and push the image/);
     expect(await images.bootImage({ kind: "recipe", packages: [] })).toBe("debian:bookworm-slim");
     expect(() => imageNormalizerFor("oci")({ kind: "recipe", packages: ["jq"] })).toThrow(/extra packages need the local runtime/);
     expect(images.list()).toEqual([]);

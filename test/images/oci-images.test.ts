@@ -149,6 +149,25 @@ describe("OCI images from a loopback registry", () => {
     expect(((await response.json()) as { message: string }).message).toContain("the image has no /bin/sh");
   }, 120_000);
 
+  test("an image without socat → its VM still reaches an allowed host (the egress forwarder is the VM relay, bound in), and a forwarded port reaches a server in it", async () => {
+    const id = "ses_img_relay";
+    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hello-through-the-relay") });
+    try {
+      await registry.push("team/bare", "v1", "bare");
+      await f.client.sessions.register({ id, directory: f.makeRepo(id) });
+      await f.client.sandbox.set(id, { image: oci(`${registry.address}/team/bare:v1`), network: { mode: "allowlist", allow: ["loopback"] } });
+      // busybox wget takes http_proxy (the manager's) and ignores no_proxy: it asks the proxy for the host's loopback.
+      const fetched = await run(id, `command -v socat || echo no-socat; wget -q -O - http://127.0.0.1:${server.port}/`);
+      expect(fetched).toMatchObject({ exitCode: 0, stdout: "no-socat\nhello-through-the-relay" });
+      await run(id, "mkdir -p /tmp/www && echo served-by-busybox > /tmp/www/index.html && httpd -p 8132 -h /tmp/www");
+      const forward = await f.client.ports.open(id, { port: 8132 });
+      expect(await (await fetch(forward.url)).text()).toBe("served-by-busybox\n");
+    } finally {
+      server.stop(true);
+      await f.client.sessions.delete(id).catch(() => undefined);
+    }
+  }, 120_000);
+
   test("prune → removes images nobody uses, keeps those a session or VM uses; DELETE of a used one → 409 naming the users", async () => {
     const inUse = await f.request("DELETE", `/api/images/${encodeURIComponent(`oci:${registry.address}/team/tools:v1`)}`);
     expect(inUse.status).toBe(409);
