@@ -120,7 +120,24 @@ export type ExecRequest = {
    * end of file. Absent: stdin is /dev/null. A driver that stops reading (the command exited) cancels it.
    */
   stdin?: ReadableStream<Uint8Array>;
+  /**
+   * The guest user and group the command runs as (a Dockerfile build's USER), ids of the VM's own user
+   * namespace (0–65535); absent: the VM's root. Only the gVisor driver runs it (builds run there); the
+   * others refuse it.
+   */
+  user?: GuestUser;
 };
+
+export type GuestUser = { uid: number; gid: number };
+
+/** The ids a VM's user namespace maps: a user outside it cannot exist in the guest. */
+export const GUEST_IDS = 65536;
+
+/** Why `user` cannot run in a VM, or undefined when it can. */
+export function guestUserProblem(user: GuestUser): string | undefined {
+  const bad = [user.uid, user.gid].find((id) => !Number.isInteger(id) || id < 0 || id >= GUEST_IDS);
+  return bad === undefined ? undefined : `guest user ${user.uid}:${user.gid} is outside the VM's ids (0–${GUEST_IDS - 1})`;
+}
 
 /**
  * The consumer's window on a command's output: undefined while it has room, else a promise that settles once

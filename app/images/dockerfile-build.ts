@@ -10,10 +10,10 @@
 // leaves that directory out rather than copy the repository into the image.
 import { chmodSync, copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { ExecSink, RuntimeDriver } from "../../runtime/driver";
+import { guestUserProblem, type ExecSink, type GuestUser, type RuntimeDriver } from "../../runtime/driver";
 import type { BuildNetwork } from "./build-egress";
 import { processAlive, processStartTime } from "../../runtime/proc-stat";
-import type { BuildPlan, BuildStep } from "./dockerfile";
+import type { BuildPlan, BuildStep, StepSource } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
 import { runWithLines, type Line } from "./run-with-lines";
 import { ImageSizeExceeded, runWithinSize } from "./size-watch";
@@ -78,6 +78,37 @@ function copyScript(step: Extract<BuildStep, { kind: "copy" }>, contextDir: stri
     lines.push(...apply('"$t"').map((line) => `  ${line}`), "done");
   }
   return lines.join("\n");
+}
+
+/**
+ * Resolves USER's `name[:group]` as Docker does, from the /etc/passwd and /etc/group of the image being
+ * built (as the steps before it left them): a name must be there; a numeric uid need not (its group is then
+ * root's). Prints `uid gid home`. $1: the USER text, $2: the static busybox.
+ */
+const RESOLVE_USER_SCRIPT = `bb=$2 u=\${1%%:*} g=
+case $1 in *:*) g=\${1#*:} ;; esac
+entry=$($bb awk -F: -v u="$u" '$1 == u || (u ~ /^[0-9]+$/ && $3 == u) { print $3 " " $4 " " $6; exit }' /etc/passwd 2>/dev/null)
+if [ -n "$entry" ]; then set -- $entry; uid=$1 gid=$2 home=\${3:-/}
+else case $u in *[!0-9]*) echo "unable to find user $u: no matching entries in /etc/passwd" >&2; exit 3 ;; esac; uid=$u gid=0 home=/; fi
+case $g in
+  "") ;;
+  *[!0-9]*) gid=$($bb awk -F: -v g="$g" '$1 == g { print $3; exit }' /etc/group 2>/dev/null)
+    [ -n "$gid" ] || { echo "unable to find group $g: no matching entries in /etc/group" >&2; exit 3; } ;;
+  *) gid=$g ;;
+esac
+echo "$uid $gid $home"`;
+
+async function resolveUser(build: DockerfileBuild, busybox: string, user: string, source: StepSource): Promise<{ user: GuestUser; home: string }> {
+  let stdout = "";
+  let stderr = "";
+  const decoder = new TextDecoder();
+  const sink: ExecSink = { stdout: (chunk) => void (stdout += decoder.decode(chunk)), stderr: (chunk) => void (stderr += decoder.decode(chunk)) };
+  const result = await build.driver.exec(build.vmName, { argv: [busybox, "sh", "-c", RESOLVE_USER_SCRIPT, "sh", user, busybox], cwd: "/", timeoutMs: 60_000 }, sink);
+  const [uid, gid, home] = stdout.trim().split(" ");
+  const ids = { uid: Number(uid), gid: Number(gid) };
+  const problem = result.exitCode === 0 ? guestUserProblem(ids) : stderr.trim() || `exit ${result.exitCode}`;
+  if (problem !== undefined) throw new ImageBuildError(`Dockerfile line ${source.line} (${source.text.slice(0, 80)}): USER ${user}: ${problem}`);
+  return { user: ids, home: home || "/" };
 }
 
 /** The export: every top-level directory but the VM's own and the one holding the context, as a tar on stdout. */
@@ -156,7 +187,10 @@ export async function buildFromDockerfile(build: DockerfileBuild): Promise<void>
       onLine(`${prefix}: line ${step.source.line}: ${step.source.text.slice(0, 200)}`);
       const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", step.kind === "copy" ? copyScript(step, build.contextDir, busybox) : `${quote(busybox)} mkdir -p ${quote(step.path)}`];
       const sink = lineSink(`${prefix} |`, onLine);
-      const result = await driver.exec(build.vmName, { argv, cwd: step.kind === "workdir" ? "/" : step.cwd, env: step.kind === "run" ? { ...build.network?.env, ...step.env } : {}, timeoutMs: build.stepTimeoutMs }, sink);
+      // A RUN after USER runs as that user, with its HOME (unless ENV set one), as in Docker.
+      const as = step.kind === "run" && step.user !== undefined ? await resolveUser(build, busybox, step.user, step.source) : undefined;
+      const env = step.kind === "run" ? { ...build.network?.env, ...(as ? { HOME: as.home } : {}), ...step.env } : {};
+      const result = await driver.exec(build.vmName, { argv, cwd: step.kind === "workdir" ? "/" : step.cwd, env, timeoutMs: build.stepTimeoutMs, ...(as ? { user: as.user } : {}) }, sink);
       if (result.exitCode !== 0) {
         const why = result.timedOut ? `did not finish within ${build.stepTimeoutMs / 1000} s` : `exited with ${result.exitCode}`;
         throw new ImageBuildError(`Dockerfile line ${step.source.line} (${step.source.text.slice(0, 80)}) ${why}${sink.tail() ? `:\n${sink.tail()}` : ""}`);

@@ -2,7 +2,7 @@
 // (line continuations, the escape directive, comments, quoting in ENV and ARG) is dockerfile-ast's, the
 // parser of the Docker language server; which instructions are accepted, and what each means here, is
 // ours. Anything this builder cannot do as Docker would is refused up front with the line and the fix,
-// never built differently: one stage, no build-time mounts, no USER, no ADD.
+// never built differently: one stage, no build-time mounts, no ADD.
 import { DockerfileParser, type Instruction } from "dockerfile-ast";
 import { ImageInvalidError } from "../errors";
 
@@ -15,7 +15,8 @@ const MAX_STEPS = 200;
 export type StepSource = { line: number; text: string };
 
 export type BuildStep =
-  | { kind: "run"; argv: string[]; env: Record<string, string>; cwd: string; source: StepSource }
+  /** `user`: USER's `name[:group]` or ids as written, resolved in the build VM (absent: root). */
+  | { kind: "run"; argv: string[]; env: Record<string, string>; cwd: string; user?: string; source: StepSource }
   | { kind: "copy"; sources: string[]; dest: string; chown?: string; chmod?: string; cwd: string; source: StepSource }
   | { kind: "workdir"; path: string; source: StepSource };
 
@@ -32,7 +33,6 @@ export type BuildPlan = {
 /** Accepted and without effect: they describe how a container is started, and a VM runs the agent's commands. */
 const IGNORED = new Set(["CMD", "ENTRYPOINT", "EXPOSE", "LABEL", "MAINTAINER", "VOLUME", "STOPSIGNAL", "HEALTHCHECK", "ONBUILD"]);
 const REFUSED: Record<string, string> = {
-  USER: "USER is not supported yet: the build's RUN steps run as root; set the user of the session's commands instead",
   ADD: "ADD is not supported (it fetches URLs and unpacks archives): use COPY for files of the repository",
 };
 
@@ -98,6 +98,7 @@ export function planDockerfile(text: string): BuildPlan {
   let from: string | undefined;
   let cwd = "/";
   let shell = ["/bin/sh", "-c"];
+  let user: string | undefined;
   const steps: BuildStep[] = [];
   const contextPaths = new Set<string>();
   const ignored: StepSource[] = [];
@@ -134,6 +135,11 @@ export function planDockerfile(text: string): BuildPlan {
     } else if (keyword === "WORKDIR") {
       cwd = absoluteIn(cwd, substitute(content.trim(), vars));
       steps.push({ kind: "workdir", path: cwd, source: where });
+    } else if (keyword === "USER") {
+      const named = substitute(content.trim(), vars);
+      if (!/^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)?$/.test(named)) refuse(where, "USER takes a user and optionally a group, by name or id: USER node, USER 1000:1000");
+      // The RUN steps after it run as that user (COPY and WORKDIR stay root's, as in Docker).
+      user = named === "root" || named === "0" || named === "0:0" || named === "root:root" ? undefined : named;
     } else if (keyword === "SHELL") {
       const form = execForm(content);
       if (!form) refuse(where, 'SHELL takes the exec form, e.g. SHELL ["/bin/bash", "-c"]');
@@ -141,7 +147,7 @@ export function planDockerfile(text: string): BuildPlan {
     } else if (keyword === "RUN") {
       if (flagsOf(instruction).size > 0) refuse(where, "RUN flags (--mount, --network, --security) are not supported: the build runs each RUN in the build VM as it is");
       // Build arguments reach RUN as environment variables, as in Docker; ENV wins over ARG.
-      steps.push({ kind: "run", argv: execForm(content) ?? [...shell, content], env: { ...args, ...env }, cwd, source: where });
+      steps.push({ kind: "run", argv: execForm(content) ?? [...shell, content], env: { ...args, ...env }, cwd, ...(user === undefined ? {} : { user }), source: where });
     } else if (keyword === "COPY") {
       const flags = flagsOf(instruction);
       const unknown = [...flags.keys()].filter((name) => name !== "chown" && name !== "chmod");

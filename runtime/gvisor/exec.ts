@@ -9,7 +9,7 @@ import type { FileSink } from "bun";
 import { randomHex } from "../bun-crypto";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
+import { guestUserProblem, RuntimeError, type ExecRequest, type ExecResult, type ExecSink } from "../driver";
 import type { DriverContext } from "../local/context";
 import { readLog } from "../local/crun";
 import { envList, markOomKill, oomKillsIn, readyToExec, streamUntilExit, type ExecAttach } from "../local/exec";
@@ -91,8 +91,11 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   const pidFile = join(ctx.paths.execDir(name), `${execId}.pid`);
   const logFile = join(ctx.paths.execDir(name), `${execId}.log`);
   if (request.env && EXEC_MARKER_ENV in request.env) throw new RuntimeError("FAILED", `environment variable ${EXEC_MARKER_ENV} is reserved by the driver`);
+  const userProblem = request.user && guestUserProblem(request.user);
+  if (userProblem) throw new RuntimeError("FAILED", userProblem);
   const env = [...gvisorEnv(request.env), `${EXEC_MARKER_ENV}=${execId}`];
-  writeFileSync(processFile, JSON.stringify(guestProcess(filteredArgv(request.argv), request.cwd, env)), { mode: 0o600 });
+  const guest = { ...guestProcess(filteredArgv(request.argv), request.cwd, env), ...(request.user ? { user: request.user } : {}) };
+  writeFileSync(processFile, JSON.stringify(guest), { mode: 0o600 });
   const proc = Bun.spawn(
     ctx.runtime.argv(["--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
     { stdin: attach || request.stdin ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },

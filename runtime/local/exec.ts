@@ -138,6 +138,7 @@ export type ExecAttach = (started: ExecStarted) => void;
  * `crun exec`. A terminal (`attach`) always uses `crun exec`.
  */
 export async function execInVm(ctx: DriverContext, name: string, request: ExecRequest, sink: ExecSink, attach?: ExecAttach): Promise<ExecResult> {
+  if (request.user) throw new RuntimeError("FAILED", "a command as another guest user runs only on the gVisor tier (a Dockerfile build's USER)");
   const record = readyToExec(ctx, name, request);
   const spare = takeSpare(ctx, record);
   // The kernel counts an OOM kill in the victim's cgroup (v1: only there; v2: up the tree too): the

@@ -190,6 +190,7 @@ export class MsbDriver implements RuntimeDriver {
    * afterwards, so callers `start` the VM first to keep background processes and /tmp.
    */
   exec(name: string, request: ExecRequest, sink: ExecSink): Promise<ExecResult> {
+    if (request.user) return Promise.reject(new RuntimeError("FAILED", "a command as another guest user runs only on the gVisor tier (a Dockerfile build's USER)"));
     return runExec(this.#msb, name, request, sink, this.#execTimings);
   }
 

@@ -3,7 +3,7 @@
 // that writes into the context or anywhere else leaves nothing on the host; a failing step and an image
 // past the size limit publish nothing and leave no VM behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDockerfile, type DockerfileBuild } from "../../app/images/dockerfile-build";
 import { planDockerfile } from "../../app/images/dockerfile";
@@ -94,6 +94,31 @@ describe("Dockerfile builds (gVisor)", () => {
     await fixture.driver.create({ name: vm, image: rootfs, cpus: 1, memoryMib: 128, mounts: [], tmpSizeMib: 16, volume: { name: vm }, labels: {}, network: { mode: "none" } });
     expect((await sh(fixture.driver, vm, "cat /etc/built-marker /opt/app/greeting.txt")).stdout).toBe("hello from the-builder in /opt/app\nfrom the repository\nfrom the repository\n");
     await fixture.driver.remove(vm);
+  }, 180_000);
+
+  test("USER → the RUN steps after it run as that user (by id, or by a name the image's /etc/passwd gives, with its HOME); COPY stays root's; USER root goes back; an unknown name fails the build", async () => {
+    const { run, rootfs } = build(
+      [
+        `FROM ${registry.address}/team/base:1`,
+        "RUN mkdir -p -m 777 /opt/shared && echo 'app:x:1234:1235:app:/opt/shared:/bin/sh' >> /etc/passwd",
+        "USER 1000:1000",
+        "RUN id -u > /opt/shared/by-id && id -g >> /opt/shared/by-id && { touch /etc/as-1000 2>/dev/null || echo denied > /opt/shared/etc-write; }",
+        "USER app",
+        'RUN echo "$(id -u):$(id -g) $HOME" > /opt/shared/by-name',
+        "COPY greeting.txt /opt/shared/copied",
+        "USER root",
+        "RUN id -u > /etc/root-again",
+      ].join("\n"),
+    );
+    await run;
+    const read = (path: string) => readFileSync(join(rootfs, path), "utf8");
+    expect([read("opt/shared/by-id"), read("opt/shared/etc-write"), read("opt/shared/by-name"), read("etc/root-again")]).toEqual(["1000\n1000\n", "denied\n", "1234:1235 /opt/shared\n", "0\n"]);
+    expect(existsSync(join(rootfs, "etc/as-1000"))).toBe(false);
+    expect([statSync(join(rootfs, "opt/shared/by-name")).uid, statSync(join(rootfs, "opt/shared/copied")).uid]).toEqual([1234, 0]);
+
+    const unknown = build([`FROM ${registry.address}/team/base:1`, "USER nobody-here", "RUN true"].join("\n"));
+    await expect(unknown.run).rejects.toThrow(/Dockerfile line 3 \(RUN true\): USER nobody-here: unable to find user nobody-here: no matching entries in \/etc\/passwd/);
+    expect(existsSync(unknown.rootfs)).toBe(false);
   }, 180_000);
 
   test("a RUN that writes into the context, over a context file and into /tmp → nothing lands on the host; the image keeps none of it", async () => {

@@ -51,7 +51,7 @@ describe("Dockerfile plan", () => {
     ["FROM a\nFROM b", /line 2 .*multi-stage builds are not supported yet/],
     ["FROM scratch", /FROM scratch has no shell/],
     ["RUN true", /line 1 .*RUN before FROM/],
-    ["FROM a\nUSER nobody", /line 2 .*USER is not supported yet/],
+    ["FROM a\nUSER node extra", /line 2 .*USER takes a user and optionally a group/],
     ["FROM a\nADD https://example.com/x /x", /ADD is not supported .* use COPY/],
     ["FROM a\nCOPY ../secret /x", /reaches above the build context/],
     ["FROM a\nCOPY --from=builder /x /x", /COPY --from is not supported/],
@@ -60,6 +60,11 @@ describe("Dockerfile plan", () => {
     ["# only a comment", /has no FROM/],
   ])("%j → refused with the line and the fix", (text, reason) => {
     expect(() => planDockerfile(text)).toThrow(reason);
+  });
+
+  test("USER → the RUN steps after it carry the user (COPY and WORKDIR do not); USER root, 0 or 0:0 goes back to none", () => {
+    const plan = planDockerfile(["FROM a", "ARG WHO=node", "USER $WHO:staff", "RUN one", "COPY x /x", "USER 0", "RUN two", "USER 1000", "RUN three"].join("\n"));
+    expect(plan.steps.map((step) => (step.kind === "run" ? step.user : step.kind))).toEqual(["node:staff", "copy", undefined, "1000"]);
   });
 
   test("substitution: $X, ${X}, ${X:-default}, ${X:+alt}, and an escaped \\$ stays", () => {

@@ -1,6 +1,7 @@
 // A VM whose writes stay in its memory (VmSpec.scratchWrites, what an image build runs in): on the gVisor
 // tier the guest writes its root, its mounts and its volume, reads its writes back, and the host's files
-// stay as they were; after a restart the writes are gone. The container tier refuses it with the fix.
+// stay as they were; after a restart the writes are gone. The container tier refuses it with the fix. So with
+// a command as another guest user (a build's USER): gVisor runs it, the container tier refuses it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -47,6 +48,8 @@ describe("scratch writes (gVisor)", () => {
     await fixture.driver.stop(name);
     await fixture.driver.start(name);
     expect((await sh(fixture.driver, name, "cat /etc/scratch-probe $HOME/scratch-probe 2>/dev/null; echo end")).stdout).toBe("end\n");
+    const sink = { stdout: () => {}, stderr: () => {} };
+    await expect(fixture.driver.exec(name, { argv: ["true"], cwd: "/", user: { uid: 65536, gid: 0 } }, sink)).rejects.toThrow(/guest user 65536:0 is outside the VM's ids \(0–65535\)/);
     await fixture.driver.remove(name);
   }, 180_000);
 });
@@ -61,5 +64,14 @@ describe("scratch writes (container tier)", () => {
   test("asked for → refused with the reason and the fix, nothing created", async () => {
     await expect(fixture.driver.create(spec(fixture, `scratch-local-${process.pid}`, []))).rejects.toThrow(/container tier cannot keep .* use the gVisor tier \(isolation: gvisor\)/);
     expect(await fixture.driver.list({})).toEqual([]);
+  }, 60_000);
+
+  test("a command as another guest user → refused with the reason (builds run on gVisor), nothing run", async () => {
+    const name = `user-local-${process.pid}`;
+    await fixture.driver.create({ ...spec(fixture, name, []), scratchWrites: false });
+    const sink = { stdout: () => {}, stderr: () => {} };
+    await expect(fixture.driver.exec(name, { argv: ["touch", "/tmp/ran"], cwd: "/", user: { uid: 1000, gid: 1000 } }, sink)).rejects.toThrow(/another guest user runs only on the gVisor tier/);
+    expect((await sh(fixture.driver, name, "ls /tmp/ran 2>/dev/null; echo end")).stdout).toBe("end\n");
+    await fixture.driver.remove(name);
   }, 60_000);
 });
