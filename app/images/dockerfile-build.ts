@@ -13,8 +13,11 @@ import { dirname, join } from "node:path";
 import { guestUserProblem, type ExecSink, type GuestUser, type RuntimeDriver } from "../../runtime/driver";
 import type { BuildNetwork } from "./build-egress";
 import { processAlive, processStartTime } from "../../runtime/proc-stat";
-import type { BuildPlan, BuildStep, StepSource } from "./dockerfile";
+import type { BuildPlan, StepSource } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
+import { contextFilter } from "./build-context";
+import { ImageBuildError, stepFailure } from "./build-error";
+import { copyScript } from "./dockerfile-copy";
 import { runWithLines, type Line } from "./run-with-lines";
 import { ImageSizeExceeded, runWithinSize } from "./size-watch";
 
@@ -35,8 +38,6 @@ const TAIL_LINES = 20;
 const MAX_PROGRESS_LINES = 500;
 const MAX_LINE_CHARS = 1000;
 
-/** The build could not make the image: an ImagePullError, so the image service reports it like a failed pull. */
-export class ImageBuildError extends ImagePullError {}
 
 export type DockerfileBuild = {
   driver: RuntimeDriver;
@@ -45,6 +46,8 @@ export type DockerfileBuild = {
   baseRootfs: string;
   /** The build context (the repository): mounted read-only at its own path. */
   contextDir: string;
+  /** The context's .dockerignore, read with the Dockerfile: what COPY leaves out (absent: nothing). */
+  dockerignore?: string;
   /** Where the image is published (one rename) once complete. */
   rootfs: string;
   /** The build VM's name: unique per build. */
@@ -61,24 +64,6 @@ export type DockerfileBuild = {
 };
 
 const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
-
-/** The guest script of one COPY: Docker's rules (a directory's contents, into a directory when dest ends in / or there are several sources). */
-function copyScript(step: Extract<BuildStep, { kind: "copy" }>, contextDir: string, busybox: string): string {
-  const bb = quote(busybox);
-  const intoDir = step.dest.endsWith("/") || step.sources.length > 1 || step.sources.some((source) => /[*?[]/.test(source));
-  const lines = ["set -e", `cd ${quote(contextDir)}`, intoDir ? `${bb} mkdir -p ${quote(step.dest)}` : `${bb} mkdir -p ${quote(dirname(step.dest))}`];
-  const apply = (target: string) => [step.chown ? `${bb} chown -R ${quote(step.chown)} ${target}` : "", step.chmod ? `${bb} chmod -R ${quote(step.chmod)} ${target}` : ""].filter(Boolean);
-  for (const source of step.sources) {
-    // A wildcard is expanded by the guest's shell, inside the context mount; nothing else is.
-    const from = /[*?[]/.test(source) ? source.replace(/[^*?[\]/]+/g, (part) => quote(part)) : quote(source);
-    lines.push(`for f in ${from}; do [ -e "$f" ] || [ -L "$f" ] || { echo "COPY: no such file in the build context: $f" >&2; exit 1; }`);
-    lines.push(`  if [ -d "$f" ] && [ ! -L "$f" ]; then ${bb} mkdir -p ${quote(step.dest)} && ${bb} cp -a "$f/." ${quote(step.dest)}/ && t=${quote(step.dest)};`);
-    lines.push(`  elif [ -d ${quote(step.dest)} ]; then ${bb} cp -a "$f" ${quote(step.dest)}/ && t=${quote(step.dest)}/"$(${bb} basename "$f")";`);
-    lines.push(`  else ${bb} cp -a "$f" ${quote(step.dest)} && t=${quote(step.dest)}; fi`);
-    lines.push(...apply('"$t"').map((line) => `  ${line}`), "done");
-  }
-  return lines.join("\n");
-}
 
 /**
  * Resolves USER's `name[:group]` as Docker does, from the /etc/passwd and /etc/group of the image being
@@ -107,7 +92,7 @@ async function resolveUser(build: DockerfileBuild, busybox: string, user: string
   const [uid, gid, home] = stdout.trim().split(" ");
   const ids = { uid: Number(uid), gid: Number(gid) };
   const problem = result.exitCode === 0 ? guestUserProblem(ids) : stderr.trim() || `exit ${result.exitCode}`;
-  if (problem !== undefined) throw new ImageBuildError(`Dockerfile line ${source.line} (${source.text.slice(0, 80)}): USER ${user}: ${problem}`);
+  if (problem !== undefined) throw stepFailure(source, `USER ${user}: ${problem}`);
   return { user: ids, home: home || "/" };
 }
 
@@ -182,10 +167,11 @@ export async function buildFromDockerfile(build: DockerfileBuild): Promise<void>
       scratchWrites: true,
     });
     for (const where of plan.ignored) onLine(`build: line ${where.line}: ${where.text.split(" ")[0]} has no effect on a VM image (ignored)`);
+    const filter = contextFilter(build.dockerignore);
     for (const [index, step] of plan.steps.entries()) {
       const prefix = `step ${index + 1}/${plan.steps.length}`;
       onLine(`${prefix}: line ${step.source.line}: ${step.source.text.slice(0, 200)}`);
-      const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", step.kind === "copy" ? copyScript(step, build.contextDir, busybox) : `${quote(busybox)} mkdir -p ${quote(step.path)}`];
+      const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", step.kind === "copy" ? copyScript(step, index, { contextDir: build.contextDir, filter, toolsDir: tools, busybox }) : `${quote(busybox)} mkdir -p ${quote(step.path)}`];
       const sink = lineSink(`${prefix} |`, onLine);
       // A RUN after USER runs as that user, with its HOME (unless ENV set one), as in Docker.
       const as = step.kind === "run" && step.user !== undefined ? await resolveUser(build, busybox, step.user, step.source) : undefined;

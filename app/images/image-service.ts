@@ -60,7 +60,7 @@ type ImageServiceDeps = {
 };
 
 /** What the image service hands a Dockerfile build; the manager adds the driver, the VM and its limits. */
-export type DockerfileBuilder = (job: { plan: BuildPlan; baseRootfs: string; contextDir: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string; session: BuildSession }) => Promise<void>;
+export type DockerfileBuilder = (job: { plan: BuildPlan; baseRootfs: string; contextDir: string; dockerignore?: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string; session: BuildSession }) => Promise<void>;
 
 /** Where a choice is booted: the session's repository and network policy, for a Dockerfile choice. */
 export type ImageContext = { directory: string; network: NetworkPolicy; rootSessionID: string };
@@ -172,7 +172,7 @@ export function createImageService(deps: ImageServiceDeps) {
       throw new ImagePullError(`the FROM image ${dockerfile.plan.from} could not be had: ${error.message}`);
     });
     // The builder removes its own partial directory, whatever happens (dockerfile-build.ts).
-    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest, session });
+    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, dockerignore: dockerfile.dockerignore, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest, session });
     return finish(choice, sourceKey, dirKey, dockerfile.digest, `built from ${choice.path} (${dockerfile.digest})`);
   }
 

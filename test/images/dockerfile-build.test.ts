@@ -3,7 +3,7 @@
 // that writes into the context or anywhere else leaves nothing on the host; a failing step and an image
 // past the size limit publish nothing and leave no VM behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDockerfile, type DockerfileBuild } from "../../app/images/dockerfile-build";
 import { planDockerfile } from "../../app/images/dockerfile";
@@ -119,6 +119,47 @@ describe("Dockerfile builds (gVisor)", () => {
     const unknown = build([`FROM ${registry.address}/team/base:1`, "USER nobody-here", "RUN true"].join("\n"));
     await expect(unknown.run).rejects.toThrow(/Dockerfile line 3 \(RUN true\): USER nobody-here: unable to find user nobody-here: no matching entries in \/etc\/passwd/);
     expect(existsSync(unknown.rootfs)).toBe(false);
+  }, 180_000);
+
+  test(".dockerignore → COPY leaves out what it excludes (a directory anywhere, a pattern, taken back by a ! line), wildcards match only what it keeps; odd names and a symlink copy as they are; an excluded or missing source fails with its line", async () => {
+    const ctx = makeTempDir("ss-dockerignore-ctx-");
+    try {
+      const files: Record<string, string> = {
+        "app/index.js": "index\n",
+        "app/node_modules/dep/index.js": "dep\n",
+        "app/debug.log": "debug\n",
+        "app/keep.log": "keep\n",
+        "app/-dash name": "dash\n",
+        "app/new\nline": "newline\n",
+        "app/src/a.ts": "a\n",
+        "app/src/b.ts": "b\n",
+        "app/src/c.md": "c\n",
+        "app/src/skip.ts": "skip\n",
+        "secret.env": "TOKEN=1\n",
+      };
+      for (const [path, content] of Object.entries(files)) {
+        mkdirSync(join(ctx, path, ".."), { recursive: true });
+        writeFileSync(join(ctx, path), content);
+      }
+      symlinkSync("index.js", join(ctx, "app/link"));
+      const dockerignore = "**/node_modules\n*.env\napp/*.log\n!app/keep.log\napp/src/skip.ts\n";
+      const { run, rootfs } = build([`FROM ${registry.address}/team/base:1`, "COPY app /opt/app", "COPY app/src/*.ts /opt/ts/"].join("\n"), { contextDir: ctx, dockerignore });
+      await run;
+      const tree = (dir: string): string[] =>
+        readdirSync(dir, { recursive: true, encoding: "utf8" }).map(String).sort();
+      expect(tree(join(rootfs, "opt/app"))).toEqual(["-dash name", "index.js", "keep.log", "link", "new\nline", "src", "src/a.ts", "src/b.ts", "src/c.md"]);
+      expect(readlinkSync(join(rootfs, "opt/app/link"))).toBe("index.js");
+      expect(readFileSync(join(rootfs, "opt/app/new\nline"), "utf8")).toBe("newline\n");
+      expect(tree(join(rootfs, "opt/ts"))).toEqual(["a.ts", "b.ts"]);
+
+      const excluded = build([`FROM ${registry.address}/team/base:1`, "COPY secret.env /etc/"].join("\n"), { contextDir: ctx, dockerignore });
+      await expect(excluded.run).rejects.toThrow(/Dockerfile line 2 \(COPY secret.env \/etc\/\): COPY source secret.env is not in the build context, or .dockerignore leaves it out/);
+      const none = build([`FROM ${registry.address}/team/base:1`, "COPY *.env /etc/"].join("\n"), { contextDir: ctx, dockerignore });
+      await expect(none.run).rejects.toThrow(/COPY \*.env matches no file of the build context \(or .dockerignore leaves them out\)/);
+      expect(await fixture.driver.list({})).toEqual([]);
+    } finally {
+      rmSync(ctx, { recursive: true, force: true });
+    }
   }, 180_000);
 
   test("a RUN that writes into the context, over a context file and into /tmp → nothing lands on the host; the image keeps none of it", async () => {

@@ -96,6 +96,27 @@ describe("build digest", () => {
       expect(buildDigest(dockerfile, dir, ["etc-link/passwd"], 1)).toMatch(/^sha256:/);
     });
   });
+
+  test(".dockerignore → what it leaves out is never read (an edit to it changes nothing, its size does not count); an edit to the .dockerignore itself changes the digest", () => {
+    inTempDir("ss-digest-ignore-", (dir) => {
+      mkdirSync(join(dir, "src/node_modules/dep"), { recursive: true });
+      writeFileSync(join(dir, "src/a.txt"), "a\n");
+      writeFileSync(join(dir, "src/node_modules/dep/big.js"), "x".repeat(4096));
+      writeFileSync(join(dir, "src/debug.log"), "1\n");
+      writeFileSync(join(dir, "src/keep.log"), "1\n");
+      const ignored = "**/node_modules\nsrc/*.log\n!src/keep.log\n";
+      const dockerfile = "FROM x\nCOPY src /src\n";
+      const first = buildDigest(dockerfile, dir, ["src"], 1024, ignored);
+      writeFileSync(join(dir, "src/node_modules/dep/big.js"), "y".repeat(8192));
+      writeFileSync(join(dir, "src/debug.log"), "2\n");
+      expect(buildDigest(dockerfile, dir, ["src"], 1024, ignored)).toBe(first);
+      writeFileSync(join(dir, "src/keep.log"), "2\n"); // taken back by the ! line: read
+      const second = buildDigest(dockerfile, dir, ["src"], 1024, ignored);
+      expect(second).not.toBe(first);
+      expect(buildDigest(dockerfile, dir, ["src"], 1024, `${ignored}# a comment\n`)).not.toBe(second);
+      expect(() => buildDigest(dockerfile, dir, ["src"], 1024)).toThrow(/larger than the image limit .*leave files out with .dockerignore/);
+    });
+  });
 });
 
 describe("reading the Dockerfile from the repository", () => {
@@ -111,6 +132,22 @@ describe("reading the Dockerfile from the repository", () => {
       Bun.spawnSync(["mkfifo", join(dir, "fifo")]);
       expect(() => readDockerfileSource(dir, "fifo", 2 ** 20)).toThrow(/is not a regular file/);
       expect(() => readDockerfileSource(dir, "missing/Dockerfile", 2 ** 20)).toThrow(/has no Dockerfile at "missing\/Dockerfile"/);
+    });
+  });
+
+  test("its .dockerignore: <Dockerfile>.dockerignore beside it, else .dockerignore at the top; one that is a symlink out → 400; none → the whole context", () => {
+    inTempDir("ss-dockerignore-src-", (dir) => {
+      mkdirSync(join(dir, ".opencode-sandbox"));
+      writeFileSync(join(dir, ".opencode-sandbox/Dockerfile"), "FROM 127.0.0.1:5000/base:1\nCOPY . /app\n");
+      expect(readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20).dockerignore).toBeUndefined();
+      writeFileSync(join(dir, ".dockerignore"), "node_modules\n");
+      expect(readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20).dockerignore).toBe("node_modules\n");
+      writeFileSync(join(dir, ".opencode-sandbox/Dockerfile.dockerignore"), "dist\n");
+      expect(readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20).dockerignore).toBe("dist\n");
+      rmSync(join(dir, ".opencode-sandbox/Dockerfile.dockerignore"));
+      rmSync(join(dir, ".dockerignore"));
+      symlinkSync("/etc/passwd", join(dir, ".dockerignore"));
+      expect(() => readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20)).toThrow(/the .dockerignore ".dockerignore" resolves outside the repository/);
     });
   });
 });
