@@ -4,7 +4,8 @@
 // directory (mounted read-only in the VM). The VM then copies exactly those entries with the mounted static
 // busybox (tar without recursion, so a left-out file inside a copied directory stays out), keeping modes,
 // owners and symlinks. Docker's placement rules: a directory's contents go into the destination; a file goes
-// to the destination, or into it when it is a directory, ends in `/`, or there are several sources.
+// to the destination, or into it when it is a directory, ends in `/`, or there are several sources; ADD
+// unpacks a file that is a tar archive (plain, gzip, bzip2 or xz, told by its content) into the destination.
 import { lstatSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { BuildStep, StepSource } from "./dockerfile";
@@ -56,6 +57,17 @@ function entriesUnder(contextDir: string, path: string, filter: ContextFilter): 
 }
 
 /**
+ * ADD's test of the file "$f": a tar archive, by its first bytes (busybox tar does not guess a compression),
+ * is unpacked into dest; the lines open an `if` whose `else` copies it as a file.
+ */
+const ARCHIVE_LINES = (bb: string, dest: string) => [
+  `magic=$(${bb} head -c 6 "$f" | ${bb} od -An -tx1 | ${bb} tr -d ' \\n')`,
+  `case $magic in 1f8b*) z=-z ;; 425a68*) z=-j ;; fd377a585a00) z=-J ;; *) z= ;; esac`,
+  `if ${bb} tar $z -tf "$f" >/dev/null 2>&1; then`,
+  `  ${bb} mkdir -p ${dest} && ${bb} tar $z -xf "$f" --numeric-owner -C ${dest}`,
+];
+
+/**
  * The guest script of a COPY step; its directories' entry lists are written into `toolsDir` (as
  * `copy-<index>-<n>.list`). Throws ImageBuildError (with the line) for a source that is not in the context.
  */
@@ -82,6 +94,10 @@ export function copyScript(step: CopyStep, index: number, build: { contextDir: s
         lines.push(`${bb} mkdir -p ${dest}`, `cd ${from}`);
         lines.push(`BB=${bb} DEST=${dest} ${bb} xargs -0 -r ${bb} sh -c 'set -e -o pipefail; "$BB" tar -cf - --numeric-owner --no-recursion "$@" | "$BB" tar -xf - --numeric-owner -C "$DEST"' sh < ${quote(list)}`);
         lines.push(...apply(dest));
+      } else if (step.extract) {
+        lines.push(`f=${from}`, ...ARCHIVE_LINES(bb, dest), ...apply(dest), "else");
+        const into = `${bb} cp -a "$f" ${dest}/ && t=${dest}/${quote(path.split("/").at(-1)!)}`;
+        lines.push(intoDir ? `  ${into}` : `  if [ -d ${dest} ]; then ${into}; else ${bb} cp -a "$f" ${dest} && t=${dest}; fi`, ...apply('"$t"').map((line) => `  ${line}`), "fi");
       } else {
         const into = `${bb} cp -a ${from} ${dest}/ && t=${dest}/${quote(path.split("/").at(-1)!)}`;
         lines.push(intoDir ? into : `if [ -d ${dest} ]; then ${into}; else ${bb} cp -a ${from} ${dest} && t=${dest}; fi`);

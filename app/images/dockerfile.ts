@@ -2,7 +2,7 @@
 // (line continuations, the escape directive, comments, quoting in ENV and ARG) is dockerfile-ast's, the
 // parser of the Docker language server; which instructions are accepted, and what each means here, is
 // ours. Anything this builder cannot do as Docker would is refused up front with the line and the fix,
-// never built differently: one stage, no build-time mounts, no ADD.
+// never built differently: one stage, no build-time mounts, no ADD of a URL.
 import { DockerfileParser, type Instruction } from "dockerfile-ast";
 import { ImageInvalidError } from "../errors";
 
@@ -17,7 +17,8 @@ export type StepSource = { line: number; text: string };
 export type BuildStep =
   /** `user`: USER's `name[:group]` or ids as written, resolved in the build VM (absent: root). */
   | { kind: "run"; argv: string[]; env: Record<string, string>; cwd: string; user?: string; source: StepSource }
-  | { kind: "copy"; sources: string[]; dest: string; chown?: string; chmod?: string; cwd: string; source: StepSource }
+  /** `extract`: ADD's, a local tar archive (plain, gzip, bzip2, xz) is unpacked into dest instead of copied. */
+  | { kind: "copy"; sources: string[]; dest: string; chown?: string; chmod?: string; extract?: true; cwd: string; source: StepSource }
   | { kind: "workdir"; path: string; source: StepSource };
 
 export type BuildPlan = {
@@ -32,9 +33,8 @@ export type BuildPlan = {
 
 /** Accepted and without effect: they describe how a container is started, and a VM runs the agent's commands. */
 const IGNORED = new Set(["CMD", "ENTRYPOINT", "EXPOSE", "LABEL", "MAINTAINER", "VOLUME", "STOPSIGNAL", "HEALTHCHECK", "ONBUILD"]);
-const REFUSED: Record<string, string> = {
-  ADD: "ADD is not supported (it fetches URLs and unpacks archives): use COPY for files of the repository",
-};
+/** A source ADD would fetch rather than read from the context. */
+const REMOTE_SOURCE = /^([a-z][a-z0-9+.-]*:\/\/|git@)/i;
 
 function refuse(where: StepSource, reason: string): never {
   throw new ImageInvalidError(`Dockerfile line ${where.line} (${where.text.slice(0, 80)}): ${reason}`);
@@ -107,7 +107,6 @@ export function planDockerfile(text: string): BuildPlan {
     const content = instruction.getArgumentsContent() ?? "";
     const where: StepSource = { line: instruction.getRange().start.line + 1, text: `${keyword} ${content}`.trim() };
     const vars = { ...args, ...env };
-    if (REFUSED[keyword]) refuse(where, REFUSED[keyword]!);
     if (IGNORED.has(keyword)) {
       ignored.push(where);
       continue;
@@ -148,15 +147,18 @@ export function planDockerfile(text: string): BuildPlan {
       if (flagsOf(instruction).size > 0) refuse(where, "RUN flags (--mount, --network, --security) are not supported: the build runs each RUN in the build VM as it is");
       // Build arguments reach RUN as environment variables, as in Docker; ENV wins over ARG.
       steps.push({ kind: "run", argv: execForm(content) ?? [...shell, content], env: { ...args, ...env }, cwd, ...(user === undefined ? {} : { user }), source: where });
-    } else if (keyword === "COPY") {
+    } else if (keyword === "COPY" || keyword === "ADD") {
       const flags = flagsOf(instruction);
       const unknown = [...flags.keys()].filter((name) => name !== "chown" && name !== "chmod");
-      if (unknown.length > 0) refuse(where, `COPY --${unknown[0]} is not supported: COPY takes files of the repository, with --chown and --chmod`);
+      if (unknown.length > 0) refuse(where, `${keyword} --${unknown[0]} is not supported: ${keyword} takes files of the repository, with --chown and --chmod`);
       const paths = (execForm(content) ?? instruction.getArguments().filter((arg) => !arg.getValue().startsWith("--")).map((arg) => arg.getValue())).map((path) => substitute(path, vars));
-      if (paths.length < 2) refuse(where, "COPY needs a source and a destination");
+      if (paths.length < 2) refuse(where, `${keyword} needs a source and a destination`);
+      const remote = paths.slice(0, -1).find((path) => REMOTE_SOURCE.test(path));
+      if (remote) refuse(where, `ADD of a URL (${remote.slice(0, 80)}) is not supported: fetch it in a RUN step (curl or wget; RUN reaches what the session's network policy allows)`);
       const sources = paths.slice(0, -1).map((path) => contextPath(path, where));
       for (const path of sources) contextPaths.add(globFreePrefix(path));
-      steps.push({ kind: "copy", sources, dest: absoluteIn(cwd, paths.at(-1)!), chown: flags.get("chown"), chmod: flags.get("chmod"), cwd, source: where });
+      const extract = keyword === "ADD" ? { extract: true as const } : {};
+      steps.push({ kind: "copy", sources, dest: absoluteIn(cwd, paths.at(-1)!), chown: flags.get("chown"), chmod: flags.get("chmod"), ...extract, cwd, source: where });
     } else {
       refuse(where, `unknown instruction ${keyword}`);
     }

@@ -121,7 +121,7 @@ describe("Dockerfile builds (gVisor)", () => {
     expect(existsSync(unknown.rootfs)).toBe(false);
   }, 180_000);
 
-  test(".dockerignore → COPY leaves out what it excludes (a directory anywhere, a pattern, taken back by a ! line), wildcards match only what it keeps; odd names and a symlink copy as they are; an excluded or missing source fails with its line", async () => {
+  test(".dockerignore → COPY leaves out what it excludes (a directory anywhere, a pattern, taken back by a ! line), wildcards match only what it keeps; odd names and a symlink copy as they are; ADD unpacks a gzip or xz tar and copies anything else; an excluded or missing source fails with its line", async () => {
     const ctx = makeTempDir("ss-dockerignore-ctx-");
     try {
       const files: Record<string, string> = {
@@ -142,9 +142,15 @@ describe("Dockerfile builds (gVisor)", () => {
         writeFileSync(join(ctx, path), content);
       }
       symlinkSync("index.js", join(ctx, "app/link"));
+      mkdirSync(join(ctx, "bundle/inner"), { recursive: true });
+      writeFileSync(join(ctx, "bundle/inner/packed.txt"), "packed\n");
+      for (const [name, flag] of [["bundle.tgz", "-z"], ["bundle.txz", "-J"]] as const) Bun.spawnSync(["tar", flag, "-cf", join(ctx, name), "-C", join(ctx, "bundle"), "inner"]);
+      rmSync(join(ctx, "bundle"), { recursive: true });
       const dockerignore = "**/node_modules\n*.env\napp/*.log\n!app/keep.log\napp/src/skip.ts\n";
-      const { run, rootfs } = build([`FROM ${registry.address}/team/base:1`, "COPY app /opt/app", "COPY app/src/*.ts /opt/ts/"].join("\n"), { contextDir: ctx, dockerignore });
+      const dockerfile = [`FROM ${registry.address}/team/base:1`, "COPY app /opt/app", "COPY app/src/*.ts /opt/ts/", "ADD bundle.tgz /opt/gz/", "ADD bundle.txz /opt/xz", "ADD app/index.js /opt/added.js"];
+      const { run, rootfs } = build(dockerfile.join("\n"), { contextDir: ctx, dockerignore });
       await run;
+      expect([readFileSync(join(rootfs, "opt/gz/inner/packed.txt"), "utf8"), readFileSync(join(rootfs, "opt/xz/inner/packed.txt"), "utf8"), readFileSync(join(rootfs, "opt/added.js"), "utf8")]).toEqual(["packed\n", "packed\n", "index\n"]);
       const tree = (dir: string): string[] =>
         readdirSync(dir, { recursive: true, encoding: "utf8" }).map(String).sort();
       expect(tree(join(rootfs, "opt/app"))).toEqual(["-dash name", "index.js", "keep.log", "link", "new\nline", "src", "src/a.ts", "src/b.ts", "src/c.md"]);
