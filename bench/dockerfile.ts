@@ -47,7 +47,7 @@ try {
     const rootfs = join(scratch, `image-${i}`);
     cold.push(
       await timed(() =>
-        buildFromDockerfile({ driver: fixture.driver, plan: source.plan, baseRootfs: base, contextDir: source.directory, rootfs, vmName: `bench-build-${i}`, labels: {}, cpus: 1, memoryMib: 512, limitBytes: 256 * MIB, stepTimeoutMs: 60_000, onLine: () => {} }),
+        buildFromDockerfile({ driver: fixture.driver, plan: source.plan, bases: { [`${registry.address}/bench/base:1`]: base }, contextDir: source.directory, rootfs, vmName: `bench-build-${i}`, labels: {}, cpus: 1, memoryMib: 512, limitBytes: 256 * MIB, stepTimeoutMs: 60_000, onLine: () => {} }),
       ),
     );
     cached.push(

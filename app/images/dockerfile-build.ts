@@ -13,9 +13,9 @@ import { dirname, join } from "node:path";
 import { guestUserProblem, type ExecSink, type GuestUser, type RuntimeDriver } from "../../runtime/driver";
 import type { BuildNetwork } from "./build-egress";
 import { processAlive, processStartTime } from "../../runtime/proc-stat";
-import type { BuildPlan, StepSource } from "./dockerfile";
+import type { BuildPlan, BuildStage, StepSource } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
-import { contextFilter } from "./build-context";
+import { contextFilter, WHOLE_CONTEXT, type ContextFilter } from "./build-context";
 import { ImageBuildError, stepFailure } from "./build-error";
 import { copyScript } from "./dockerfile-copy";
 import { runWithLines, type Line } from "./run-with-lines";
@@ -42,8 +42,8 @@ const MAX_LINE_CHARS = 1000;
 export type DockerfileBuild = {
   driver: RuntimeDriver;
   plan: BuildPlan;
-  /** The FROM image, pulled and unpacked (a rootfs directory). */
-  baseRootfs: string;
+  /** Each image of `plan.images`, pulled and unpacked (a rootfs directory). */
+  bases: Record<string, string>;
   /** The build context (the repository): mounted read-only at its own path. */
   contextDir: string;
   /** The context's .dockerignore, read with the Dockerfile: what COPY leaves out (absent: nothing). */
@@ -58,8 +58,11 @@ export type DockerfileBuild = {
   limitBytes: number;
   /** Each step's limit; a step past it fails the build. */
   stepTimeoutMs: number;
-  /** How the build VM reaches out (the session's policy, through a proxy of its own); absent: no network. */
-  network?: BuildNetwork;
+  /**
+   * How a build VM booted from this rootfs reaches out (the session's policy, through a proxy of its own;
+   * the CA bundle is the rootfs's own store and the manager's); absent: no network.
+   */
+  network?: (baseRootfs: string) => Promise<BuildNetwork>;
   onLine: Line;
 };
 
@@ -137,9 +140,89 @@ function lineSink(prefix: string, onLine: Line): ExecSink & { tail(): string } {
   return { stdout: take, stderr: take, tail: () => [...kept, dropping ? "" : pending].filter(Boolean).join("\n") };
 }
 
-/** Runs the build; on success the image is at `rootfs`. A failure leaves nothing behind, VM included. */
+/** Hard links where the file system allows (nothing in a build writes a mounted image), else a copy. */
+async function linkTree(from: string, to: string): Promise<void> {
+  for (const flags of ["-al", "-a"]) {
+    rmSync(to, { recursive: true, force: true });
+    if ((await runWithLines(["cp", flags, "--", from, to], undefined)).code === 0) return;
+  }
+  throw new ImageBuildError(`the image at ${from} could not be made available to the build`);
+}
+
+type StageRun = { build: DockerfileBuild; tools: string; busybox: string; work: string; filter: ContextFilter; stepsBefore: number; totalSteps: number };
+
+/**
+ * Builds one stage in its own VM, booted from `base`, with the context, the tools and `from` (the images of
+ * its COPY --from sources) mounted read-only, and unpacks its result at `target`.
+ */
+async function buildStage(run: StageRun, stage: BuildStage, base: string, from: Map<string, string>, out: { target: string; unpacked: string }, label: string): Promise<void> {
+  const { build, tools, busybox, work, filter } = run;
+  const { driver, onLine } = build;
+  onLine(`build: ${label}booting the build VM (its writes stay in its memory)`);
+  const network = await build.network?.(base);
+  await driver.create({
+    name: build.vmName,
+    image: base,
+    cpus: build.cpus,
+    memoryMib: build.memoryMib,
+    mounts: [{ hostPath: build.contextDir, readOnly: true }, { hostPath: tools, readOnly: true }],
+    tmpSizeMib: 64,
+    volume: { name: build.vmName },
+    labels: build.labels,
+    network: network?.policy ?? { mode: "none" },
+    ...(network ? { tierPart: network.tierPart } : {}),
+    ...(network?.trustDir === undefined ? {} : { trustDir: network.trustDir }),
+    scratchWrites: true,
+  });
+  try {
+    for (const [index, step] of stage.steps.entries()) {
+      const number = run.stepsBefore + index + 1;
+      const prefix = `step ${number}/${run.totalSteps}`;
+      onLine(`${prefix}: line ${step.source.line}: ${step.source.text.slice(0, 200)}`);
+      const copyFrom = step.kind === "copy" && step.from ? from.get("stage" in step.from ? `stage:${step.from.stage}` : `image:${step.from.image}`) : undefined;
+      const script = () =>
+        step.kind === "copy"
+          ? copyScript(step, number, copyFrom ? { contextDir: copyFrom, filter: WHOLE_CONTEXT, toolsDir: tools, busybox } : { contextDir: build.contextDir, filter, toolsDir: tools, busybox })
+          : `${quote(busybox)} mkdir -p ${quote(step.kind === "workdir" ? step.path : "/")}`;
+      const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", script()];
+      const sink = lineSink(`${prefix} |`, onLine);
+      // A RUN after USER runs as that user, with its HOME (unless ENV set one), as in Docker.
+      const as = step.kind === "run" && step.user !== undefined ? await resolveUser(build, busybox, step.user, step.source) : undefined;
+      const env = step.kind === "run" ? { ...network?.env, ...(as ? { HOME: as.home } : {}), ...step.env } : {};
+      const result = await driver.exec(build.vmName, { argv, cwd: step.kind === "workdir" ? "/" : step.cwd, env, timeoutMs: build.stepTimeoutMs, ...(as ? { user: as.user } : {}) }, sink);
+      if (result.exitCode !== 0) {
+        const why = result.timedOut ? `did not finish within ${build.stepTimeoutMs / 1000} s` : `exited with ${result.exitCode}`;
+        throw new ImageBuildError(`Dockerfile line ${step.source.line} (${step.source.text.slice(0, 80)}) ${why}${sink.tail() ? `:\n${sink.tail()}` : ""}`);
+      }
+    }
+    onLine(`build: ${label}exporting the image from the build VM`);
+    const layer = join(work, "layer.tar");
+    await exportLayer(build, busybox, layer);
+    onLine(`build: ${label}unpacking it as an image layer (umoci)`);
+    const layout = join(work, "layout");
+    rmSync(layout, { recursive: true, force: true });
+    for (const argv of [["umoci", "init", "--layout", layout], ["umoci", "new", "--image", `${layout}:build`], ["umoci", "raw", "add-layer", "--image", `${layout}:build`, layer]]) {
+      const step = await runWithLines(argv, undefined);
+      if (step.code !== 0) throw new ImagePullError(`${argv.slice(0, 3).join(" ")} failed: ${step.stderr.trim().split("\n").at(-1)}`);
+    }
+    rmSync(layer, { force: true });
+    const { target, unpacked } = out;
+    const unpack = await runWithinSize(["umoci", "raw", "unpack", "--image", `${layout}:build`, unpacked], undefined, { dir: unpacked, fsPath: dirname(unpacked), limitBytes: build.limitBytes });
+    if (unpack.code !== 0) throw new ImagePullError(`umoci could not unpack the built image: ${unpack.stderr.trim().split("\n").at(-1)}`);
+    rmSync(layout, { recursive: true, force: true });
+    await publishUnpacked(unpacked, target);
+  } finally {
+    await driver.remove(build.vmName).catch(() => {});
+  }
+}
+
+/**
+ * Runs the build, one VM per stage in turn; on success the image is at `rootfs`. An earlier stage's result
+ * (and a registry image a COPY --from names) sits in the tools directory, which later stages mount: under
+ * /tmp, which the export leaves out. A failure leaves nothing behind, VMs included.
+ */
 export async function buildFromDockerfile(build: DockerfileBuild): Promise<void> {
-  const { driver, plan, onLine } = build;
+  const { plan, onLine } = build;
   // Under /tmp whatever TMPDIR says: the guest sees the mount at this same path, and /tmp is the VM's own.
   // The maker's pid and start time in the name let a later start remove one a kill -9 left (removeStaleBuildTools).
   const tools = mkdtempSync(`${TOOLS_PREFIX}${process.pid}-${processStartTime(process.pid)}-`);
@@ -151,54 +234,37 @@ export async function buildFromDockerfile(build: DockerfileBuild): Promise<void>
     const busybox = join(tools, "busybox");
     copyFileSync(BUILD_BUSYBOX, busybox);
     chmodSync(busybox, 0o755);
-    onLine(`build: booting the build VM from ${plan.from} (its writes stay in its memory)`);
-    await driver.create({
-      name: build.vmName,
-      image: build.baseRootfs,
-      cpus: build.cpus,
-      memoryMib: build.memoryMib,
-      mounts: [{ hostPath: build.contextDir, readOnly: true }, { hostPath: tools, readOnly: true }],
-      tmpSizeMib: 64,
-      volume: { name: build.vmName },
-      labels: build.labels,
-      network: build.network?.policy ?? { mode: "none" },
-      ...(build.network ? { tierPart: build.network.tierPart } : {}),
-      ...(build.network?.trustDir === undefined ? {} : { trustDir: build.network.trustDir }),
-      scratchWrites: true,
-    });
     for (const where of plan.ignored) onLine(`build: line ${where.line}: ${where.text.split(" ")[0]} has no effect on a VM image (ignored)`);
-    const filter = contextFilter(build.dockerignore);
-    for (const [index, step] of plan.steps.entries()) {
-      const prefix = `step ${index + 1}/${plan.steps.length}`;
-      onLine(`${prefix}: line ${step.source.line}: ${step.source.text.slice(0, 200)}`);
-      const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", step.kind === "copy" ? copyScript(step, index, { contextDir: build.contextDir, filter, toolsDir: tools, busybox }) : `${quote(busybox)} mkdir -p ${quote(step.path)}`];
-      const sink = lineSink(`${prefix} |`, onLine);
-      // A RUN after USER runs as that user, with its HOME (unless ENV set one), as in Docker.
-      const as = step.kind === "run" && step.user !== undefined ? await resolveUser(build, busybox, step.user, step.source) : undefined;
-      const env = step.kind === "run" ? { ...build.network?.env, ...(as ? { HOME: as.home } : {}), ...step.env } : {};
-      const result = await driver.exec(build.vmName, { argv, cwd: step.kind === "workdir" ? "/" : step.cwd, env, timeoutMs: build.stepTimeoutMs, ...(as ? { user: as.user } : {}) }, sink);
-      if (result.exitCode !== 0) {
-        const why = result.timedOut ? `did not finish within ${build.stepTimeoutMs / 1000} s` : `exited with ${result.exitCode}`;
-        throw new ImageBuildError(`Dockerfile line ${step.source.line} (${step.source.text.slice(0, 80)}) ${why}${sink.tail() ? `:\n${sink.tail()}` : ""}`);
+    const run: StageRun = { build, tools, busybox, work, filter: contextFilter(build.dockerignore), stepsBefore: 0, totalSteps: plan.stages.reduce((sum, stage) => sum + stage.steps.length, 0) };
+    const built: string[] = [];
+    for (const [index, stage] of plan.stages.entries()) {
+      const last = index === plan.stages.length - 1;
+      const base = "image" in stage.base ? build.bases[stage.base.image]! : built[stage.base.stage]!;
+      const named = (stageIndex: number) => plan.stages[stageIndex]!.name ?? String(stageIndex);
+      const label = plan.stages.length === 1 ? "" : `stage ${index + 1}/${plan.stages.length} (${stage.name ?? "unnamed"}, from ${"image" in stage.base ? stage.base.image : named(stage.base.stage)}): `;
+      if (!last && stage.steps.length === 0) {
+        built.push(base); // nothing to run: its image is its base
+        continue;
       }
+      const from = new Map<string, string>();
+      for (const step of stage.steps) {
+        if (step.kind !== "copy" || !step.from) continue;
+        if ("stage" in step.from) from.set(`stage:${step.from.stage}`, built[step.from.stage]!);
+        else if (!from.has(`image:${step.from.image}`)) {
+          // A registry image's cached tree lies outside /tmp: linked into the tools directory, so the export leaves it out.
+          const linked = join(tools, `image-${from.size}`);
+          await linkTree(build.bases[step.from.image]!, linked);
+          from.set(`image:${step.from.image}`, linked);
+        }
+      }
+      // The image's unpack happens in the partial directory beside it (startup recovery removes one a crash left).
+      const out = last ? { target: build.rootfs, unpacked: join(work, "rootfs") } : { target: join(tools, `stage-${index}`), unpacked: join(tools, `stage-${index}.unpacked`) };
+      await buildStage(run, stage, base, from, out, label);
+      built.push(join(tools, `stage-${index}`));
+      run.stepsBefore += stage.steps.length;
     }
-    onLine("build: exporting the image from the build VM");
-    const layer = join(work, "layer.tar");
-    await exportLayer(build, busybox, layer);
-    onLine("build: unpacking it as an image layer (umoci)");
-    const layout = join(work, "layout");
-    for (const argv of [["umoci", "init", "--layout", layout], ["umoci", "new", "--image", `${layout}:build`], ["umoci", "raw", "add-layer", "--image", `${layout}:build`, layer]]) {
-      const step = await runWithLines(argv, undefined);
-      if (step.code !== 0) throw new ImagePullError(`${argv.slice(0, 3).join(" ")} failed: ${step.stderr.trim().split("\n").at(-1)}`);
-    }
-    rmSync(layer, { force: true });
-    const unpacked = join(work, "rootfs");
-    const unpack = await runWithinSize(["umoci", "raw", "unpack", "--image", `${layout}:build`, unpacked], undefined, { dir: unpacked, fsPath: dirname(work), limitBytes: build.limitBytes });
-    if (unpack.code !== 0) throw new ImagePullError(`umoci could not unpack the built image: ${unpack.stderr.trim().split("\n").at(-1)}`);
-    await publishUnpacked(unpacked, build.rootfs);
     onLine(`build: done (${readdirSync(build.rootfs).length} top-level entries)`);
   } finally {
-    await driver.remove(build.vmName).catch(() => {});
     rmSync(work, { recursive: true, force: true });
     rmSync(tools, { recursive: true, force: true });
   }

@@ -29,7 +29,8 @@ export function dockerfileBuilderOn(makeDriver: () => Promise<RuntimeDriver>, sl
         ...rest,
         driver: await (driver ??= makeDriver()),
         vmName,
-        network: await egress.open(vmName, session, job.baseRootfs),
+        // Each stage's VM boots from its own base: its CA bundle is that image's store and the manager's.
+        network: (baseRootfs) => egress.open(vmName, session, baseRootfs),
         labels: { ...MANAGED_LABELS, "session-sandbox.build": "dockerfile" },
         cpus: 1,
         memoryMib: BUILD_MEMORY_MIB,

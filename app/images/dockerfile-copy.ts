@@ -2,8 +2,8 @@
 // sources' wildcards and walks what each takes, leaving out what .dockerignore excludes (build-context.ts:
 // no symlink followed, nothing opened), and writes each directory's list of entries into the build's tools
 // directory (mounted read-only in the VM). The VM then copies exactly those entries with the mounted static
-// busybox (tar without recursion, so a left-out file inside a copied directory stays out), keeping modes,
-// owners and symlinks. Docker's placement rules: a directory's contents go into the destination; a file goes
+// busybox (tar without recursion, so a left-out file inside a copied directory stays out), keeping modes and
+// symlinks; what it creates is root's unless --chown says otherwise, as in Docker. Docker's placement rules: a directory's contents go into the destination; a file goes
 // to the destination, or into it when it is a directory, ends in `/`, or there are several sources; ADD
 // unpacks a file that is a tar archive (plain, gzip, bzip2 or xz, told by its content) into the destination.
 import { lstatSync, readdirSync, writeFileSync } from "node:fs";
@@ -92,16 +92,17 @@ export function copyScript(step: CopyStep, index: number, build: { contextDir: s
         // "./" before each name: none then reads as a tar option; NUL-separated: any name is one entry.
         writeFileSync(list, entriesUnder(contextDir, path, filter).map((entry) => `./${entry}\0`).join(""), { mode: 0o644 });
         lines.push(`${bb} mkdir -p ${dest}`, `cd ${from}`);
-        lines.push(`BB=${bb} DEST=${dest} ${bb} xargs -0 -r ${bb} sh -c 'set -e -o pipefail; "$BB" tar -cf - --numeric-owner --no-recursion "$@" | "$BB" tar -xf - --numeric-owner -C "$DEST"' sh < ${quote(list)}`);
+        // -o: extracted as root's, not the source's owner (the repository's, another stage's users).
+        lines.push(`BB=${bb} DEST=${dest} ${bb} xargs -0 -r ${bb} sh -c 'set -e -o pipefail; "$BB" tar -cf - --no-recursion "$@" | "$BB" tar -xof - -C "$DEST"' sh < ${quote(list)}`);
         lines.push(...apply(dest));
       } else if (step.extract) {
         lines.push(`f=${from}`, ...ARCHIVE_LINES(bb, dest), ...apply(dest), "else");
         const into = `${bb} cp -a "$f" ${dest}/ && t=${dest}/${quote(path.split("/").at(-1)!)}`;
-        lines.push(intoDir ? `  ${into}` : `  if [ -d ${dest} ]; then ${into}; else ${bb} cp -a "$f" ${dest} && t=${dest}; fi`, ...apply('"$t"').map((line) => `  ${line}`), "fi");
+        lines.push(intoDir ? `  ${into}` : `  if [ -d ${dest} ]; then ${into}; else ${bb} cp -a "$f" ${dest} && t=${dest}; fi`, `  ${bb} chown -h 0:0 "$t"`, ...apply('"$t"').map((line) => `  ${line}`), "fi");
       } else {
         const into = `${bb} cp -a ${from} ${dest}/ && t=${dest}/${quote(path.split("/").at(-1)!)}`;
         lines.push(intoDir ? into : `if [ -d ${dest} ]; then ${into}; else ${bb} cp -a ${from} ${dest} && t=${dest}; fi`);
-        lines.push(...apply('"$t"'));
+        lines.push(`${bb} chown -h 0:0 "$t"`, ...apply('"$t"'));
       }
     }
   }

@@ -30,7 +30,7 @@ export async function checkFromRegistry(parsed: ParsedReference, policy: Network
   const { decision } = evaluate(policy, target, await addressesOf(target.host));
   if (!decision.allowed) {
     throw new ImageInvalidError(
-      `the Dockerfile's FROM ${parsed.domain}/${parsed.path} is pulled only from where this session may connect, and its network policy does not reach ${target.host}:${target.port} (${decision.reason}): allow the registry in the session's network policy, or use an image from an allowed one`,
+      `the Dockerfile's image ${parsed.domain}/${parsed.path} (FROM or COPY --from) is pulled only from where this session may connect, and its network policy does not reach ${target.host}:${target.port} (${decision.reason}): allow the registry in the session's network policy, or use an image from an allowed one`,
     );
   }
 }

@@ -60,7 +60,7 @@ type ImageServiceDeps = {
 };
 
 /** What the image service hands a Dockerfile build; the manager adds the driver, the VM and its limits. */
-export type DockerfileBuilder = (job: { plan: BuildPlan; baseRootfs: string; contextDir: string; dockerignore?: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string; session: BuildSession }) => Promise<void>;
+export type DockerfileBuilder = (job: { plan: BuildPlan; bases: Record<string, string>; contextDir: string; dockerignore?: string; rootfs: string; limitBytes: number; onLine: (line: string) => void; digest: string; session: BuildSession }) => Promise<void>;
 
 /** Where a choice is booted: the session's repository and network policy, for a Dockerfile choice. */
 export type ImageContext = { directory: string; network: NetworkPolicy; rootSessionID: string };
@@ -159,20 +159,24 @@ export function createImageService(deps: ImageServiceDeps) {
   }
 
   /**
-   * A Dockerfile build: the FROM image first (a pull, cached like any), then the build in a sandbox VM.
+   * A Dockerfile build: the images it starts from and copies from first (pulls, cached like any), then the
+   * build in sandbox VMs.
    * `sourceKey` already names the content digest, so an unchanged repository never gets here twice.
    */
   async function buildDockerfile(choice: ImageChoice & { kind: "dockerfile" }, sourceKey: string, dockerfile: DockerfileSource, session: BuildSession): Promise<string> {
     const dirKey = `dockerfile-${dockerfile.digest.slice("sha256:".length, "sha256:".length + 24)}`;
     if (existsSync(dirOf(dirKey))) return finish(choice, sourceKey, dirKey, dockerfile.digest, "reused the build of this content");
     if (typeof deps.dockerfileBuilder === "string") throw new ImagePullError(deps.dockerfileBuilder);
-    record({ sourceKey, choice, dirKey, digest: dockerfile.digest, status: "building", detail: `building ${choice.path}: pulling ${dockerfile.plan.from}`, sizeBytes: null }, "building");
-    // The FROM image's own failure (registry down, too large) is this build's reason, said as such.
-    const baseRootfs = await ensure(normalize({ kind: "oci", reference: dockerfile.plan.from })).catch((error: Error) => {
-      throw new ImagePullError(`the FROM image ${dockerfile.plan.from} could not be had: ${error.message}`);
-    });
+    record({ sourceKey, choice, dirKey, digest: dockerfile.digest, status: "building", detail: `building ${choice.path}: pulling ${dockerfile.plan.images.join(", ")}`, sizeBytes: null }, "building");
+    const bases: Record<string, string> = {};
+    for (const image of dockerfile.plan.images) {
+      // An image's own failure (registry down, too large) is this build's reason, said as such.
+      bases[image] = await ensure(normalize({ kind: "oci", reference: image })).catch((error: Error) => {
+        throw new ImagePullError(`the image ${image} the Dockerfile starts from or copies from could not be had: ${error.message}`);
+      });
+    }
     // The builder removes its own partial directory, whatever happens (dockerfile-build.ts).
-    await deps.dockerfileBuilder({ plan: dockerfile.plan, baseRootfs, contextDir: dockerfile.directory, dockerignore: dockerfile.dockerignore, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest, session });
+    await deps.dockerfileBuilder({ plan: dockerfile.plan, bases, contextDir: dockerfile.directory, dockerignore: dockerfile.dockerignore, rootfs: dirOf(dirKey), limitBytes: deps.maxImageBytes(), onLine: progress(sourceKey), digest: dockerfile.digest, session });
     return finish(choice, sourceKey, dirKey, dockerfile.digest, `built from ${choice.path} (${dockerfile.digest})`);
   }
 
@@ -211,7 +215,7 @@ export function createImageService(deps: ImageServiceDeps) {
     if (choice.kind === "dockerfile") {
       if (!context) throw new ImageInvalidError(`a Dockerfile image is built from a session's repository: choose it for a session or as the default for sessions, not on its own`);
       dockerfile = dockerfileSources(context.directory, choice.path, deps.maxImageBytes());
-      await checkFromRegistry(parseReference(dockerfile.plan.from), context.network);
+      for (const image of dockerfile.plan.images) await checkFromRegistry(parseReference(image), context.network);
       sourceKey = `${sourceKey}@${dockerfile.digest}`;
     }
     if (sourceKey === "default") {

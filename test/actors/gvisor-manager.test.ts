@@ -134,7 +134,7 @@ describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {
       await client.sessions.register({ id: "ses_df_a", directory: first });
       // The repository names the registry: the host pulls only from where the session itself may connect.
       await client.sandbox.set("ses_df_a", { image: choice, network: { mode: "none" } });
-      await expect(client.run("ses_df_a", { command: "true", cwd: first })).rejects.toThrow(/the Dockerfile's FROM 127\.0\.0\.1:\d+\/team\/base is pulled only from where this session may connect.*127\.0\.0\.1:\d+/);
+      await expect(client.run("ses_df_a", { command: "true", cwd: first })).rejects.toThrow(/the Dockerfile's image 127\.0\.0\.1:\d+\/team\/base \(FROM or COPY --from\) is pulled only from where this session may connect.*127\.0\.0\.1:\d+/);
       const loopback = { mode: "allowlist" as const, allow: ["loopback"] };
       await client.sandbox.set("ses_df_a", { network: loopback });
       const stopEvents = new AbortController();

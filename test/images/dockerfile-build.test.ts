@@ -54,7 +54,7 @@ describe("Dockerfile builds (gVisor)", () => {
     const run = buildFromDockerfile({
       driver: fixture.driver,
       plan: planDockerfile(dockerfile),
-      baseRootfs: base,
+      bases: { [`${registry.address}/team/base:1`]: base },
       contextDir: context,
       rootfs,
       vmName: `build-${process.pid}-${builds}`,
@@ -120,6 +120,38 @@ describe("Dockerfile builds (gVisor)", () => {
     await expect(unknown.run).rejects.toThrow(/Dockerfile line 3 \(RUN true\): USER nobody-here: unable to find user nobody-here: no matching entries in \/etc\/passwd/);
     expect(existsSync(unknown.rootfs)).toBe(false);
   }, 180_000);
+
+  test("multi-stage → each stage in its own VM (a stage FROM another keeps its ENV); COPY --from a stage and from a registry image, owned by root; the image holds only the last stage; a stage nothing needs is never built", async () => {
+    const tools = `${registry.address}/team/tools:2`;
+    const toolsRootfs = join(scratch, "tools");
+    await pullRootfs(parseReference(tools), await registry.push("team/tools", "2", "tools-marker"), toolsRootfs, () => {}, 256 * MIB);
+    const dockerfile = [
+      `FROM ${registry.address}/team/base:1 AS build`,
+      "ENV OUT=/out",
+      "RUN mkdir -p -m 777 $OUT && echo only-in-stage-one > /etc/stage-one-only",
+      "USER 1000",
+      "RUN echo built-in-stage-one > $OUT/artifact",
+      `FROM ${registry.address}/team/base:1 AS unused`,
+      "RUN exit 7",
+      "FROM build AS test",
+      'RUN echo "$OUT" > /out/env-inherited',
+      `FROM ${registry.address}/team/base:1`,
+      "COPY --from=test /out /opt/out",
+      `COPY --from=${tools} /etc/image-marker /opt/tools-marker`,
+    ].join("\n");
+    const { run, rootfs, lines } = build(dockerfile, { bases: { [`${registry.address}/team/base:1`]: base, [tools]: toolsRootfs } });
+    await run;
+    const read = (path: string) => readFileSync(join(rootfs, path), "utf8");
+    expect([read("opt/out/artifact"), read("opt/out/env-inherited"), read("opt/tools-marker")]).toEqual(["built-in-stage-one\n", "/out\n", "tools-marker\n"]);
+    expect(statSync(join(rootfs, "opt/out/artifact")).uid).toBe(0);
+    expect(existsSync(join(rootfs, "etc/stage-one-only"))).toBe(false);
+    expect(lines.filter((line) => /^build: stage \d\/3 .*booting/.test(line))).toEqual([
+      `build: stage 1/3 (build, from ${registry.address}/team/base:1): booting the build VM (its writes stay in its memory)`,
+      "build: stage 2/3 (test, from build): booting the build VM (its writes stay in its memory)",
+      `build: stage 3/3 (unnamed, from ${registry.address}/team/base:1): booting the build VM (its writes stay in its memory)`,
+    ]);
+    expect(await fixture.driver.list({})).toEqual([]);
+  }, 240_000);
 
   test(".dockerignore → COPY leaves out what it excludes (a directory anywhere, a pattern, taken back by a ! line), wildcards match only what it keeps; odd names and a symlink copy as they are; ADD unpacks a gzip or xz tar and copies anything else; an excluded or missing source fails with its line", async () => {
     const ctx = makeTempDir("ss-dockerignore-ctx-");

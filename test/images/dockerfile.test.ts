@@ -36,19 +36,24 @@ describe("Dockerfile plan", () => {
         "EXPOSE 3000",
       ].join("\n"),
     );
-    expect(plan.from).toBe("127.0.0.1:5000/team/base:1");
-    expect(plan.steps.map((step) => step.kind)).toEqual(["workdir", "run", "run", "copy", "run"]);
-    expect(plan.steps[0]).toMatchObject({ path: "/opt/app" });
-    expect(plan.steps[1]).toMatchObject({ argv: ["/bin/sh", "-c", expect.stringMatching(/^echo \$GREETING\s+> greeting.txt$/)], cwd: "/opt/app", env: { REGISTRY: "127.0.0.1:5000", GREETING: "hello there", HOME_DIR: "/opt" }, source: { line: 6 } });
-    expect(plan.steps[2]).toMatchObject({ argv: ["/bin/echo", "exec form"] });
-    expect(plan.steps[3]).toMatchObject({ sources: ["src/*.ts", "config"], dest: "/opt/app/./", chown: "1000:1000", chmod: "0644" });
-    expect(plan.steps[4]).toMatchObject({ argv: ["/bin/bash", "-c", "echo bash"] });
+    expect(plan.images).toEqual(["127.0.0.1:5000/team/base:1"]);
+    expect(plan.stages).toHaveLength(1);
+    const steps = plan.stages[0]!.steps;
+    expect(steps.map((step) => step.kind)).toEqual(["workdir", "run", "run", "copy", "run"]);
+    expect(steps[0]).toMatchObject({ path: "/opt/app" });
+    expect(steps[1]).toMatchObject({ argv: ["/bin/sh", "-c", expect.stringMatching(/^echo \$GREETING\s+> greeting.txt$/)], cwd: "/opt/app", env: { REGISTRY: "127.0.0.1:5000", GREETING: "hello there", HOME_DIR: "/opt" }, source: { line: 6 } });
+    expect(steps[2]).toMatchObject({ argv: ["/bin/echo", "exec form"] });
+    expect(steps[3]).toMatchObject({ sources: ["src/*.ts", "config"], dest: "/opt/app/./", chown: "1000:1000", chmod: "0644" });
+    expect(steps[4]).toMatchObject({ argv: ["/bin/bash", "-c", "echo bash"] });
     expect(plan.contextPaths).toEqual(["config", "src"]);
     expect(plan.ignored.map((where) => where.line)).toEqual([12, 13]);
   });
 
   test.each([
-    ["FROM a\nFROM b", /line 2 .*multi-stage builds are not supported yet/],
+    ["FROM a AS one\nFROM b AS ONE", /line 2 .*a stage named one comes earlier/],
+    ["FROM a AS b c", /FROM takes an image and optionally AS <name>/],
+    ["FROM a AS self\nCOPY --from=self /x /x", /names the stage it is in/],
+    ["FROM a\nCOPY --from=other ../x /x", /COPY --from source "..\/x" has a ".." in it/],
     ["FROM scratch", /FROM scratch has no shell/],
     ["RUN true", /line 1 .*RUN before FROM/],
     ["FROM a\nUSER node extra", /line 2 .*USER takes a user and optionally a group/],
@@ -56,7 +61,6 @@ describe("Dockerfile plan", () => {
     ["FROM a\nADD git@github.com:org/repo.git /src", /ADD of a URL .* is not supported/],
     ["FROM a\nADD --checksum=sha256:00 x /x", /ADD --checksum is not supported/],
     ["FROM a\nCOPY ../secret /x", /reaches above the build context/],
-    ["FROM a\nCOPY --from=builder /x /x", /COPY --from is not supported/],
     ["FROM a\nRUN --mount=type=cache,target=/x true", /RUN flags .* are not supported/],
     ["FROM a\nFROBNICATE", /unknown instruction FROBNICATE/],
     ["# only a comment", /has no FROM/],
@@ -64,9 +68,40 @@ describe("Dockerfile plan", () => {
     expect(() => planDockerfile(text)).toThrow(reason);
   });
 
+  test("multi-stage → one stage per FROM, each with its own ENV, WORKDIR and USER (a stage FROM another inherits them); COPY --from a stage (by name or index) or an image; a stage the last one does not need is dropped and the rest renumbered", () => {
+    const plan = planDockerfile(
+      [
+        "ARG BASE=127.0.0.1:5000/team/base:1",
+        "FROM $BASE AS deps",
+        "ENV STAGE=deps",
+        "WORKDIR /deps",
+        "RUN make deps",
+        "FROM $BASE AS unused",
+        "RUN echo never built",
+        "FROM deps AS build",
+        "RUN make",
+        "FROM $BASE",
+        "COPY --from=build /deps/out /opt/out",
+        "COPY --from=0 /deps/lib /opt/lib",
+        "COPY --from=127.0.0.1:5000/team/tools:2 /usr/bin/tool /usr/bin/",
+        "COPY app.txt /opt/",
+        "RUN echo $STAGE",
+      ].join("\n"),
+    );
+    expect(plan.stages.map((stage) => stage.name ?? null)).toEqual(["deps", "build", null]);
+    expect(plan.stages.map((stage) => stage.base)).toEqual([{ image: "127.0.0.1:5000/team/base:1" }, { stage: 0 }, { image: "127.0.0.1:5000/team/base:1" }]);
+    expect(plan.images).toEqual(["127.0.0.1:5000/team/base:1", "127.0.0.1:5000/team/tools:2"]);
+    expect(plan.stages[1]!.steps[0]).toMatchObject({ kind: "run", cwd: "/deps", env: { STAGE: "deps" } });
+    const last = plan.stages[2]!.steps;
+    expect(last.map((step) => (step.kind === "copy" ? step.from ?? "context" : step.kind))).toEqual([{ stage: 1 }, { stage: 0 }, { image: "127.0.0.1:5000/team/tools:2" }, "context", "run"]);
+    expect(last[0]).toMatchObject({ sources: ["deps/out"], dest: "/opt/out" });
+    expect(last[4]).toMatchObject({ cwd: "/", env: { BASE: "127.0.0.1:5000/team/base:1" } });
+    expect(plan.contextPaths).toEqual(["app.txt"]);
+  });
+
   test("USER → the RUN steps after it carry the user (COPY and WORKDIR do not); USER root, 0 or 0:0 goes back to none", () => {
     const plan = planDockerfile(["FROM a", "ARG WHO=node", "USER $WHO:staff", "RUN one", "COPY x /x", "USER 0", "RUN two", "USER 1000", "RUN three"].join("\n"));
-    expect(plan.steps.map((step) => (step.kind === "run" ? step.user : step.kind))).toEqual(["node:staff", "copy", undefined, "1000"]);
+    expect(plan.stages[0]!.steps.map((step) => (step.kind === "run" ? step.user : step.kind))).toEqual(["node:staff", "copy", undefined, "1000"]);
   });
 
   test("substitution: $X, ${X}, ${X:-default}, ${X:+alt}, and an escaped \\$ stays", () => {
@@ -126,7 +161,7 @@ describe("reading the Dockerfile from the repository", () => {
     inTempDir("ss-dockerfile-src-", (dir) => {
       mkdirSync(join(dir, ".opencode-sandbox"));
       writeFileSync(join(dir, ".opencode-sandbox/Dockerfile"), "FROM 127.0.0.1:5000/base:1\nRUN true\n");
-      expect(readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20)).toMatchObject({ path: ".opencode-sandbox/Dockerfile", plan: { from: "127.0.0.1:5000/base:1" }, digest: expect.stringMatching(/^sha256:/) });
+      expect(readDockerfileSource(dir, ".opencode-sandbox/Dockerfile", 2 ** 20)).toMatchObject({ path: ".opencode-sandbox/Dockerfile", plan: { images: ["127.0.0.1:5000/base:1"] }, digest: expect.stringMatching(/^sha256:/) });
       symlinkSync("/etc/passwd", join(dir, "link-out"));
       expect(() => readDockerfileSource(dir, "link-out", 2 ** 20)).toThrow(/resolves outside the repository/);
       symlinkSync("/etc", join(dir, "etc-dir"));
