@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { guestUserProblem, type ExecSink, type GuestUser, type RuntimeDriver } from "../../runtime/driver";
 import type { BuildNetwork } from "./build-egress";
 import { processAlive, processStartTime } from "../../runtime/proc-stat";
+import { resolveInRoot } from "../../runtime/local/rootfs";
 import type { BuildPlan, BuildStage, StepSource } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
 import { contextFilter, WHOLE_CONTEXT, type ContextFilter } from "./build-context";
@@ -149,6 +150,14 @@ async function linkTree(from: string, to: string): Promise<void> {
   throw new ImageBuildError(`the image at ${from} could not be made available to the build`);
 }
 
+/**
+ * A COPY --from's sources with their symlinks resolved inside that image, as BuildKit follows them
+ * (`/bin/sh` of a merged-/usr image is `/usr/bin/dash`); a wildcard source is left to the wildcard's match.
+ */
+function withSymlinksResolved<T extends { sources: string[] }>(step: T, root: string): T {
+  return { ...step, sources: step.sources.map((source) => (/[*?[]/.test(source) ? source : (resolveInRoot(root, source)?.path.slice(1) || source))) };
+}
+
 type StageRun = { build: DockerfileBuild; tools: string; busybox: string; work: string; filter: ContextFilter; stepsBefore: number; totalSteps: number };
 
 /**
@@ -182,7 +191,9 @@ async function buildStage(run: StageRun, stage: BuildStage, base: string, from: 
       const copyFrom = step.kind === "copy" && step.from ? from.get("stage" in step.from ? `stage:${step.from.stage}` : `image:${step.from.image}`) : undefined;
       const script = () =>
         step.kind === "copy"
-          ? copyScript(step, number, copyFrom ? { contextDir: copyFrom, filter: WHOLE_CONTEXT, toolsDir: tools, busybox } : { contextDir: build.contextDir, filter, toolsDir: tools, busybox })
+          ? copyFrom
+            ? copyScript(withSymlinksResolved(step, copyFrom), number, { contextDir: copyFrom, filter: WHOLE_CONTEXT, toolsDir: tools, busybox })
+            : copyScript(step, number, { contextDir: build.contextDir, filter, toolsDir: tools, busybox })
           : `${quote(busybox)} mkdir -p ${quote(step.kind === "workdir" ? step.path : "/")}`;
       const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", script()];
       const sink = lineSink(`${prefix} |`, onLine);

@@ -1,5 +1,5 @@
 // Locates and (on request) builds the cached guest root filesystem via scripts/build-rootfs.sh.
-import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
 export const BUILD_ROOTFS_SCRIPT = new URL("../../scripts/build-rootfs.sh", import.meta.url).pathname;
@@ -28,12 +28,12 @@ export async function ensureRootfs(): Promise<string> {
 const MAX_SYMLINK_HOPS = 40;
 
 /**
- * Where `guestPath` leads inside the image at `root` when it names a regular file: the guest path with
- * every symlink resolved as the guest would see it (an absolute target restarts at `root`, `..` never
- * climbs above it); undefined otherwise. The host's own files are never consulted, so a pulled image's
- * `/bin/sh -> /bin/busybox` is judged by the image.
+ * Where `guestPath` leads inside the image at `root`: the guest path with every symlink resolved as the
+ * guest would see it (an absolute target restarts at `root`, `..` never climbs above it); undefined when
+ * it leads nowhere. The host's own files are never consulted, so a pulled image's `/bin/sh ->
+ * /bin/busybox` is judged by the image.
  */
-export function resolveFileInRoot(root: string, guestPath: string): string | undefined {
+export function resolveInRoot(root: string, guestPath: string): { path: string; stats: Stats } | undefined {
   let pending = guestPath.split("/").filter(Boolean);
   const resolved: string[] = [];
   for (let hops = 0; pending.length > 0; ) {
@@ -59,9 +59,16 @@ export function resolveFileInRoot(root: string, guestPath: string): string | und
     }
     if (pending.length > 0 && !stats.isDirectory()) return undefined;
     resolved.push(name);
-    if (pending.length === 0) return stats.isFile() ? `/${resolved.join("/")}` : undefined;
+    if (pending.length === 0) return { path: `/${resolved.join("/")}`, stats };
   }
-  return undefined;
+  // Ended on "." or "..": the directory reached.
+  return { path: `/${resolved.join("/")}`, stats: lstatSync(join(root, ...resolved)) };
+}
+
+/** resolveInRoot, when the path leads to a regular file. */
+export function resolveFileInRoot(root: string, guestPath: string): string | undefined {
+  const found = resolveInRoot(root, guestPath);
+  return found?.stats.isFile() ? found.path : undefined;
 }
 
 /** Whether `guestPath` names a regular file inside the image at `root` (see resolveFileInRoot). */

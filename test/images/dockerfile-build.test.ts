@@ -3,7 +3,7 @@
 // that writes into the context or anywhere else leaves nothing on the host; a failing step and an image
 // past the size limit publish nothing and leave no VM behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDockerfile, type DockerfileBuild } from "../../app/images/dockerfile-build";
 import { planDockerfile } from "../../app/images/dockerfile";
@@ -138,12 +138,16 @@ describe("Dockerfile builds (gVisor)", () => {
       `FROM ${registry.address}/team/base:1`,
       "COPY --from=test /out /opt/out",
       `COPY --from=${tools} /etc/image-marker /opt/tools-marker`,
+      // /bin is a symlink to usr/bin in that image: followed inside it, as BuildKit does.
+      `COPY --from=${tools} /bin/sh /opt/tools-sh`,
     ].join("\n");
     const { run, rootfs, lines } = build(dockerfile, { bases: { [`${registry.address}/team/base:1`]: base, [tools]: toolsRootfs } });
     await run;
     const read = (path: string) => readFileSync(join(rootfs, path), "utf8");
     expect([read("opt/out/artifact"), read("opt/out/env-inherited"), read("opt/tools-marker")]).toEqual(["built-in-stage-one\n", "/out\n", "tools-marker\n"]);
     expect(statSync(join(rootfs, "opt/out/artifact")).uid).toBe(0);
+    // /bin/sh -> usr/bin/sh -> busybox: the file it leads to, as BuildKit copies a source's symlinks.
+    expect(lstatSync(join(rootfs, "opt/tools-sh")).size).toBe(lstatSync(join(toolsRootfs, "usr/bin/busybox")).size);
     expect(existsSync(join(rootfs, "etc/stage-one-only"))).toBe(false);
     expect(lines.filter((line) => /^build: stage \d\/3 .*booting/.test(line))).toEqual([
       `build: stage 1/3 (build, from ${registry.address}/team/base:1): booting the build VM (its writes stay in its memory)`,
