@@ -175,7 +175,8 @@ async function buildStage(run: StageRun, stage: BuildStage, base: string, from: 
     cpus: build.cpus,
     memoryMib: build.memoryMib,
     mounts: [{ hostPath: build.contextDir, readOnly: true }, { hostPath: tools, readOnly: true }],
-    tmpSizeMib: 64,
+    // A build's /tmp (pip's wheels, go's work dirs) is memory like its other writes: half the VM's.
+    tmpSizeMib: Math.floor(build.memoryMib / 2),
     volume: { name: build.vmName },
     labels: build.labels,
     network: network?.policy ?? { mode: "none" },

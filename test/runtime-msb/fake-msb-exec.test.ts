@@ -44,6 +44,16 @@ describe("fake msb: exec streaming", () => {
   });
 });
 
+describe("fake msb: a command as another guest user", () => {
+  test("refused with the reason (a Dockerfile build's USER runs on gVisor); msb is never called", async () => {
+    const fake = makeFakeMsb();
+    fake.setScenario({ exec: [{ exitCode: 0 }] });
+    const { sink } = recordingSink();
+    await expect(fake.driver().exec(name, { ...request, user: { uid: 1000, gid: 1000 } }, sink)).rejects.toThrow(/another guest user runs only on the gVisor tier/);
+    expect(fake.calls()).toEqual([]);
+  });
+});
+
 describe("fake msb: exec exit codes", () => {
   test("guest exits 3 → exitCode 3", async () => {
     const { result } = await execWith({ exitCode: 3 });
