@@ -1,7 +1,7 @@
-// Builds a guest image from a Dockerfile inside a sandbox VM: the FROM image (pulled like any OCI image)
-// boots as a VM whose every write stays in its own memory (VmSpec.scratchWrites, the gVisor tier), with
-// the build context mounted read-only; each RUN and COPY is a command in that VM, never on the host. The
-// result leaves the VM as one tar stream (the guest's tar is the static busybox we mount, so an image
+// Builds a guest image from a Dockerfile inside sandbox VMs, one per stage in turn: the stage's base (an image
+// pulled like any OCI image, or an earlier stage's result) boots as a VM whose every write stays in its own
+// memory (VmSpec.scratchWrites, the gVisor tier), with the build context mounted read-only; each RUN and COPY
+// is a command in that VM, never on the host. A stage's result leaves the VM as one tar stream (the guest's tar is the static busybox we mount, so an image
 // without tar builds too), bounded by the image size limit, and is unpacked like a pulled image: umoci
 // extracts it as a layer, and the tree is sanitized and checked as hostile input (oci-pull.ts).
 //
@@ -10,15 +10,17 @@
 // leaves that directory out rather than copy the repository into the image.
 import { chmodSync, copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { guestUserProblem, type ExecSink, type GuestUser, type RuntimeDriver } from "../../runtime/driver";
+import type { RuntimeDriver } from "../../runtime/driver";
 import type { BuildNetwork } from "./build-egress";
 import { processAlive, processStartTime } from "../../runtime/proc-stat";
 import { resolveInRoot } from "../../runtime/local/rootfs";
-import type { BuildPlan, BuildStage, StepSource } from "./dockerfile";
+import type { BuildPlan, BuildStage } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
 import { contextFilter, WHOLE_CONTEXT, type ContextFilter } from "./build-context";
-import { ImageBuildError, stepFailure } from "./build-error";
+import { ImageBuildError } from "./build-error";
 import { copyScript } from "./dockerfile-copy";
+import { lineSink } from "./build-progress";
+import { resolveUser } from "./build-user";
 import { runWithLines, type Line } from "./run-with-lines";
 import { ImageSizeExceeded, runWithinSize } from "./size-watch";
 
@@ -28,17 +30,6 @@ export const BUILD_BUSYBOX = "/bin/busybox";
 const NOT_EXPORTED = ["proc", "sys", "dev", "tmp", "run", "home"];
 /** Where each build's tools directory is made: `<prefix><pid>-<start time>-<random>`. */
 const TOOLS_PREFIX = "/tmp/ss-build-tools-";
-/** Lines of a failed step's output kept for its error. */
-const TAIL_LINES = 20;
-/**
- * A step's output reaches the progress (events, the image's row) for this many lines, each cut at
- * MAX_LINE_CHARS: a RUN that prints gigabytes, or one endless line, costs the manager neither memory nor a
- * write per line. The output itself is read to its end (the step's exit code counts), and its last lines
- * are still kept for the error.
- */
-const MAX_PROGRESS_LINES = 500;
-const MAX_LINE_CHARS = 1000;
-
 
 export type DockerfileBuild = {
   driver: RuntimeDriver;
@@ -69,76 +60,11 @@ export type DockerfileBuild = {
 
 const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
 
-/**
- * Resolves USER's `name[:group]` as Docker does, from the /etc/passwd and /etc/group of the image being
- * built (as the steps before it left them): a name must be there; a numeric uid need not (its group is then
- * root's). Prints `uid gid home`. $1: the USER text, $2: the static busybox.
- */
-const RESOLVE_USER_SCRIPT = `bb=$2 u=\${1%%:*} g=
-case $1 in *:*) g=\${1#*:} ;; esac
-entry=$($bb awk -F: -v u="$u" '$1 == u || (u ~ /^[0-9]+$/ && $3 == u) { print $3 " " $4 " " $6; exit }' /etc/passwd 2>/dev/null)
-if [ -n "$entry" ]; then set -- $entry; uid=$1 gid=$2 home=\${3:-/}
-else case $u in *[!0-9]*) echo "unable to find user $u: no matching entries in /etc/passwd" >&2; exit 3 ;; esac; uid=$u gid=0 home=/; fi
-case $g in
-  "") ;;
-  *[!0-9]*) gid=$($bb awk -F: -v g="$g" '$1 == g { print $3; exit }' /etc/group 2>/dev/null)
-    [ -n "$gid" ] || { echo "unable to find group $g: no matching entries in /etc/group" >&2; exit 3; } ;;
-  *) gid=$g ;;
-esac
-echo "$uid $gid $home"`;
-
-async function resolveUser(build: DockerfileBuild, busybox: string, user: string, source: StepSource): Promise<{ user: GuestUser; home: string }> {
-  let stdout = "";
-  let stderr = "";
-  const decoder = new TextDecoder();
-  const sink: ExecSink = { stdout: (chunk) => void (stdout += decoder.decode(chunk)), stderr: (chunk) => void (stderr += decoder.decode(chunk)) };
-  const result = await build.driver.exec(build.vmName, { argv: [busybox, "sh", "-c", RESOLVE_USER_SCRIPT, "sh", user, busybox], cwd: "/", timeoutMs: 60_000 }, sink);
-  const [uid, gid, home] = stdout.trim().split(" ");
-  const ids = { uid: Number(uid), gid: Number(gid) };
-  const problem = result.exitCode === 0 ? guestUserProblem(ids) : stderr.trim() || `exit ${result.exitCode}`;
-  if (problem !== undefined) throw stepFailure(source, `USER ${user}: ${problem}`);
-  return { user: ids, home: home || "/" };
-}
-
 /** The export: every top-level directory but the VM's own and the one holding the context, as a tar on stdout. */
 function exportScript(contextDir: string, busybox: string): string {
   const skipped = [...NOT_EXPORTED, contextDir.split("/").filter(Boolean)[0]!];
   const bb = quote(busybox);
   return `cd / && set -- $(${bb} ls -A / | ${bb} grep -vxE ${quote(skipped.join("|"))}) && exec ${bb} tar -cf - "$@"`;
-}
-
-/**
- * A sink that keeps the last lines (for an error) and hands the first MAX_PROGRESS_LINES to onLine with the
- * step's prefix; a line longer than MAX_LINE_CHARS is cut there (the rest of it is dropped, not held).
- */
-function lineSink(prefix: string, onLine: Line): ExecSink & { tail(): string } {
-  const decoder = new TextDecoder();
-  let pending = "";
-  let dropping = false; // inside a line already cut: its rest is dropped up to its newline
-  let shown = 0;
-  const kept: string[] = [];
-  const emit = (line: string) => {
-    if (!line.trim()) return;
-    kept.push(line);
-    if (kept.length > TAIL_LINES) kept.shift();
-    shown += 1;
-    if (shown <= MAX_PROGRESS_LINES) onLine(`${prefix} ${line}`);
-    else if (shown === MAX_PROGRESS_LINES + 1) onLine(`${prefix} (more output; only the first ${MAX_PROGRESS_LINES} lines are shown)`);
-  };
-  const take = (chunk: Uint8Array) => {
-    const lines = (pending + decoder.decode(chunk, { stream: true })).split(/\r?\n/);
-    pending = lines.pop() ?? "";
-    for (const [index, line] of lines.entries()) {
-      if (!(dropping && index === 0)) emit(line.slice(0, MAX_LINE_CHARS));
-      dropping = false;
-    }
-    if (pending.length > MAX_LINE_CHARS) {
-      if (!dropping) emit(pending.slice(0, MAX_LINE_CHARS));
-      dropping = true;
-      pending = "";
-    }
-  };
-  return { stdout: take, stderr: take, tail: () => [...kept, dropping ? "" : pending].filter(Boolean).join("\n") };
 }
 
 /** Hard links where the file system allows (nothing in a build writes a mounted image), else a copy. */

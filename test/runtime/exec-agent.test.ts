@@ -183,7 +183,7 @@ describe("exec agent", () => {
   test("the guest has no path to the agent's socket and no host directory it can write; PID 1 holds no listener", async () => {
     const vm = await withAgent.driver.create(spec(withAgent));
     const seen = await sh(withAgent.driver, vm.name, "test -e /run/sandbox-agent && echo dir; grep -c -e agent.sock -e sandbox-agent /proc/self/mountinfo; ls -l /proc/1/fd | grep -c socket; ls /run");
-    expect(seen.stdout).toBe("0\n0\nvm-exec-agent\nvm-init\n");
+    expect(seen.stdout).toBe("0\n0\nvm-exec-agent\nvm-init\nvm-relay\n");
   });
 
   test("a state dir too deep for a socket path → the VM boots, its commands run through crun exec", async () => {
