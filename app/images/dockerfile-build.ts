@@ -13,12 +13,11 @@ import { dirname, join } from "node:path";
 import type { RuntimeDriver } from "../../runtime/driver";
 import type { BuildNetwork } from "./build-egress";
 import { processAlive, processStartTime } from "../../runtime/proc-stat";
-import { resolveInRoot } from "../../runtime/local/rootfs";
 import type { BuildPlan, BuildStage } from "./dockerfile";
 import { ImagePullError, publishUnpacked } from "./oci-pull";
 import { contextFilter, WHOLE_CONTEXT, type ContextFilter } from "./build-context";
 import { ImageBuildError } from "./build-error";
-import { copyScript } from "./dockerfile-copy";
+import { copyScript, shellQuote, withSymlinksResolved } from "./dockerfile-copy";
 import { lineSink } from "./build-progress";
 import { resolveUser } from "./build-user";
 import { runWithLines, type Line } from "./run-with-lines";
@@ -58,7 +57,7 @@ export type DockerfileBuild = {
   onLine: Line;
 };
 
-const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+const quote = shellQuote;
 
 /** The export: every top-level directory but the VM's own and the one holding the context, as a tar on stdout. */
 function exportScript(contextDir: string, busybox: string): string {
@@ -74,14 +73,6 @@ async function linkTree(from: string, to: string): Promise<void> {
     if ((await runWithLines(["cp", flags, "--", from, to], undefined)).code === 0) return;
   }
   throw new ImageBuildError(`the image at ${from} could not be made available to the build`);
-}
-
-/**
- * A COPY --from's sources with their symlinks resolved inside that image, as BuildKit follows them
- * (`/bin/sh` of a merged-/usr image is `/usr/bin/dash`); a wildcard source is left to the wildcard's match.
- */
-function withSymlinksResolved<T extends { sources: string[] }>(step: T, root: string): T {
-  return { ...step, sources: step.sources.map((source) => (/[*?[]/.test(source) ? source : (resolveInRoot(root, source)?.path.slice(1) || source))) };
 }
 
 type StageRun = { build: DockerfileBuild; tools: string; busybox: string; work: string; filter: ContextFilter; stepsBefore: number; totalSteps: number };
@@ -116,13 +107,13 @@ async function buildStage(run: StageRun, stage: BuildStage, base: string, from: 
       const prefix = `step ${number}/${run.totalSteps}`;
       onLine(`${prefix}: line ${step.source.line}: ${step.source.text.slice(0, 200)}`);
       const copyFrom = step.kind === "copy" && step.from ? from.get("stage" in step.from ? `stage:${step.from.stage}` : `image:${step.from.image}`) : undefined;
-      const script = () =>
-        step.kind === "copy"
-          ? copyFrom
-            ? copyScript(withSymlinksResolved(step, copyFrom), number, { contextDir: copyFrom, filter: WHOLE_CONTEXT, toolsDir: tools, busybox })
-            : copyScript(step, number, { contextDir: build.contextDir, filter, toolsDir: tools, busybox })
-          : `${quote(busybox)} mkdir -p ${quote(step.kind === "workdir" ? step.path : "/")}`;
-      const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", script()];
+      const script = (other: Exclude<typeof step, { kind: "run" }>) =>
+        other.kind === "workdir"
+          ? `${quote(busybox)} mkdir -p ${quote(other.path)}`
+          : copyFrom
+            ? copyScript(withSymlinksResolved(other, copyFrom), number, { contextDir: copyFrom, filter: WHOLE_CONTEXT, toolsDir: tools, busybox })
+            : copyScript(other, number, { contextDir: build.contextDir, filter, toolsDir: tools, busybox });
+      const argv = step.kind === "run" ? step.argv : [busybox, "sh", "-c", script(step)];
       const sink = lineSink(`${prefix} |`, onLine);
       // A RUN after USER runs as that user, with its HOME (unless ENV set one), as in Docker.
       const as = step.kind === "run" && step.user !== undefined ? await resolveUser(build, busybox, step.user, step.source) : undefined;

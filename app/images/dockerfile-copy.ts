@@ -8,14 +8,16 @@
 // unpacks a file that is a tar archive (plain, gzip, bzip2 or xz, told by its content) into the destination.
 import { lstatSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { BuildStep, StepSource } from "./dockerfile";
+import { hasWildcard, type BuildStep, type StepSource } from "./dockerfile";
+import { resolveInRoot } from "../../runtime/local/rootfs";
 import { linkedParentOf, walkContext, WHOLE_CONTEXT, type ContextFilter } from "./build-context";
 import { stepFailure } from "./build-error";
 
 type CopyStep = Extract<BuildStep, { kind: "copy" }>;
 
-const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
-const hasWildcard = (part: string) => /[*?[]/.test(part);
+/** One shell word, whatever `value` holds: single-quoted, each `'` written as `'\\''`. */
+export const shellQuote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+const quote = shellQuote;
 
 function refuse(source: StepSource, reason: string): never {
   throw stepFailure(source, reason);
@@ -57,6 +59,14 @@ function entriesUnder(contextDir: string, path: string, filter: ContextFilter): 
 }
 
 /**
+ * A COPY --from's sources with their symlinks resolved inside that image, as BuildKit follows them
+ * (`/bin/sh` of a merged-/usr image is `/usr/bin/dash`); a wildcard source is left to the wildcard's match.
+ */
+export function withSymlinksResolved(step: CopyStep, root: string): CopyStep {
+  return { ...step, sources: step.sources.map((source) => (hasWildcard(source) ? source : resolveInRoot(root, source)?.path.slice(1) || source)) };
+}
+
+/**
  * ADD's test of the file "$f": a tar archive, by its first bytes (busybox tar does not guess a compression),
  * is unpacked into dest; the lines open an `if` whose `else` copies it as a file.
  */
@@ -75,7 +85,7 @@ export function copyScript(step: CopyStep, index: number, build: { contextDir: s
   const { contextDir, filter, toolsDir } = build;
   const bb = quote(build.busybox);
   const dest = quote(step.dest);
-  const intoDir = step.dest.endsWith("/") || step.sources.length > 1 || step.sources.some((source) => source.split("/").some(hasWildcard));
+  const intoDir = step.dest.endsWith("/") || step.sources.length > 1 || step.sources.some(hasWildcard);
   const lines = ["set -e", intoDir ? `${bb} mkdir -p ${dest}` : `${bb} mkdir -p ${quote(dirname(step.dest))}`];
   const apply = (target: string) => [step.chown ? `${bb} chown -R ${quote(step.chown)} ${target}` : "", step.chmod ? `${bb} chmod -R ${quote(step.chmod)} ${target}` : ""].filter(Boolean);
   let lists = 0;

@@ -24,40 +24,50 @@ function readWalked(path: string, shown: string): string {
   }
 }
 
-/** The build's .dockerignore text, read like the Dockerfile; undefined when there is none. */
-function readDockerignore(root: string, dockerfilePath: string): string | undefined {
-  for (const candidate of [`${dockerfilePath}.dockerignore`, ".dockerignore"]) {
-    let resolved: string;
-    try {
-      resolved = realpathSync(join(root, candidate));
-    } catch {
-      continue; // absent (or a dangling link): the next place, or none
-    }
-    const shown = `.dockerignore ${JSON.stringify(candidate)}`;
-    if (!resolved.startsWith(root + sep)) throw new ImageInvalidError(`the ${shown} resolves outside the repository: it must be a file of the repository`);
-    return readWalked(resolved, shown);
+/**
+ * The text of `relative` in the repository at `root` (its real path), read safely; undefined when it does not
+ * exist. `shown` names it in the 400 when it resolves outside the repository or is not a regular file.
+ */
+function readInRepository(root: string, relative: string, shown: string): string | undefined {
+  let resolved: string;
+  try {
+    resolved = realpathSync(join(root, relative));
+  } catch {
+    return undefined; // absent, or a dangling link
   }
-  return undefined;
+  if (!resolved.startsWith(root + sep)) throw new ImageInvalidError(`the ${shown} resolves outside the repository: it must be a file of the repository`);
+  return readWalked(resolved, shown);
 }
 
-/** The Dockerfile's text, read safely; the repository's real path. Throws ImageInvalidError (a 400 with the fix). */
-function readDockerfileText(directory: string, path: string): { root: string; text: string; dockerignore?: string } {
+type DockerfileText = { root: string; text: string; dockerignore?: string };
+
+/**
+ * The Dockerfile's text and its .dockerignore's (`<Dockerfile>.dockerignore` beside it, else the top's), read
+ * safely; the repository's real path. Throws ImageInvalidError (a 400 with the fix).
+ */
+function readDockerfileText(directory: string, path: string): DockerfileText {
   const shown = JSON.stringify(path);
-  let resolved: string;
   let root: string;
   try {
     root = realpathSync(directory);
-    resolved = realpathSync(join(directory, path));
   } catch {
     throw new ImageInvalidError(`the repository ${directory} has no Dockerfile at ${shown}: add one, or choose another image`);
   }
-  if (!resolved.startsWith(root + sep)) throw new ImageInvalidError(`the Dockerfile ${shown} resolves outside the repository: it must be a file of the repository`);
-  return { root, text: readWalked(resolved, `Dockerfile ${shown}`), dockerignore: readDockerignore(root, path) };
+  const text = readInRepository(root, path, `Dockerfile ${shown}`);
+  if (text === undefined) throw new ImageInvalidError(`the repository ${directory} has no Dockerfile at ${shown}: add one, or choose another image`);
+  for (const candidate of [`${path}.dockerignore`, ".dockerignore"]) {
+    const dockerignore = readInRepository(root, candidate, `.dockerignore ${JSON.stringify(candidate)}`);
+    if (dockerignore !== undefined) return { root, text, dockerignore };
+  }
+  return { root, text };
 }
 
 /** Reads and plans `path` (relative) in `directory` and digests what it copies; throws ImageInvalidError. */
 export function readDockerfileSource(directory: string, path: string, limitBytes: number): DockerfileSource {
-  const { root, text, dockerignore } = readDockerfileText(directory, path);
+  return sourceOf(readDockerfileText(directory, path), path, limitBytes);
+}
+
+function sourceOf({ root, text, dockerignore }: DockerfileText, path: string, limitBytes: number): DockerfileSource {
   const plan = planDockerfile(text);
   return { directory: root, path, plan, digest: buildDigest(text, root, plan.contextPaths, limitBytes, dockerignore), ...(dockerignore === undefined ? {} : { dockerignore }) };
 }
@@ -74,10 +84,11 @@ export function createDockerfileSources(now: () => number) {
   const known = new Map<string, { text: string; dockerignore?: string; source: DockerfileSource; at: number }>();
   return (directory: string, path: string, limitBytes: number): DockerfileSource => {
     const key = `${directory}\0${path}`;
-    const { text, dockerignore } = readDockerfileText(directory, path);
+    const read = readDockerfileText(directory, path);
+    const { text, dockerignore } = read;
     const last = known.get(key);
     if (last && last.text === text && last.dockerignore === dockerignore && now() - last.at < CONTEXT_RECHECK_MS) return last.source;
-    const source = readDockerfileSource(directory, path, limitBytes);
+    const source = sourceOf(read, path, limitBytes);
     known.set(key, { text, dockerignore, source, at: now() });
     return source;
   };

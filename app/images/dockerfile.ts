@@ -84,10 +84,13 @@ function contextPath(path: string, where: StepSource): string {
   return parts.join("/") || ".";
 }
 
+/** Whether a path (or one part of it) holds a wildcard COPY expands. */
+export const hasWildcard = (path: string) => /[*?[]/.test(path);
+
 /** What a COPY source may read: the path up to its first wildcard (`src/*.ts` reads from `src`). */
 function globFreePrefix(path: string): string {
   const parts = path.split("/");
-  const firstGlob = parts.findIndex((part) => /[*?[]/.test(part));
+  const firstGlob = parts.findIndex(hasWildcard);
   return (firstGlob < 0 ? parts : parts.slice(0, firstGlob)).join("/") || ".";
 }
 
@@ -187,11 +190,12 @@ export function planDockerfile(text: string): BuildPlan {
       if (flagsOf(instruction).size > 0) refuse(where, "FROM flags (--platform) are not supported: the image is this host's platform");
       const name = words[2]?.toLowerCase();
       if (name !== undefined && stageNamed(name) !== undefined && !/^\d+$/.test(name)) refuse(where, `a stage named ${name} comes earlier: stage names must differ`);
-      const earlier = stageNamed(image);
-      const inherited = earlier === undefined || /^\d+$/.test(image) ? FRESH_STATE() : structuredClone(parsed[earlier]!.state);
+      // FROM names an earlier stage by its name only (a number is an image's name here, as in Docker).
+      const earlier = /^\d+$/.test(image) ? undefined : stageNamed(image);
+      const inherited = earlier === undefined ? FRESH_STATE() : structuredClone(parsed[earlier]!.state);
       parsed.push({
         ...(name === undefined ? {} : { name }),
-        base: earlier === undefined || /^\d+$/.test(image) ? { image } : { stage: earlier },
+        base: earlier === undefined ? { image } : { stage: earlier },
         steps: [],
         source: where,
         contextPaths: new Set(),
