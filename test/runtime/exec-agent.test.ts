@@ -152,8 +152,9 @@ describe("exec agent", () => {
 
   test("ten commands at once in one VM, each through its own handler and sub-cgroup: all run, none mixes output; a timeout kills only its own", async () => {
     const vm = await withAgent.driver.create(spec(withAgent));
+    // Command 3 would sleep 30 s, so its kill shows however late a loaded machine delivers it.
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => sh(withAgent.driver, vm.name, `sleep 0.3; echo out-${i}; echo err-${i} >&2; tr '\\0' '\\n' < /proc/$PPID/cmdline | head -1; grep -o 'exec-[0-9a-f]*' /proc/self/cgroup | head -1`, i === 3 ? { timeoutMs: 100 } : {})),
+      Array.from({ length: 10 }, (_, i) => sh(withAgent.driver, vm.name, `sleep ${i === 3 ? 30 : 0.3}; echo out-${i}; echo err-${i} >&2; tr '\\0' '\\n' < /proc/$PPID/cmdline | head -1; grep -o 'exec-[0-9a-f]*' /proc/self/cgroup | head -1`, i === 3 ? { timeoutMs: 100 } : {})),
     );
     const subs = new Set<string>();
     results.forEach((result, i) => {
