@@ -42,11 +42,14 @@ export type OpencodeOptions = {
 
 /** The environment of an isolated, offline OpenCode whose HOME (and XDG dirs, made here) is `home`. */
 export function offlineOpencodeEnv(home: string): Record<string, string> {
-  for (const dir of [".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(home, dir), { recursive: true });
+  for (const dir of [".config", ".local/share", ".cache", ".local/state", "tmp"]) mkdirSync(join(home, dir), { recursive: true });
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     SHELL: "/bin/bash",
     HOME: home,
+    // OpenCode (a compiled Bun program) unpacks a 5 MB native library into $TMPDIR at every start and leaves it
+    // there: in the test's own scratch, it goes with the test.
+    TMPDIR: join(home, "tmp"),
     XDG_CONFIG_HOME: join(home, ".config"),
     XDG_DATA_HOME: join(home, ".local/share"),
     XDG_CACHE_HOME: join(home, ".cache"),
