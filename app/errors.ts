@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   "RUNTIME_FAILED",
   "SHUTTING_DOWN",
   "ISOLATION_UNAVAILABLE",
+  "DOCKER_UNAVAILABLE",
   "VM_NOT_FOUND",
   "UNSAFE_MOUNT",
   "MOUNTS_CHANGED",
@@ -277,6 +278,16 @@ export class ShuttingDownError extends DomainError {
 export class IsolationUnavailableError extends DomainError {
   constructor(reason: string) {
     super(400, "ISOLATION_UNAVAILABLE", `${reason}; nothing was changed. Choose a tier that works here (GET /api/health lists them), or auto`);
+  }
+}
+
+/**
+ * Thrown when a Docker Engine cannot be had: the session's tier cannot hold one (400, nothing changed), or
+ * its VM could not start one (409: the setting is off, the image has no dockerd, the daemon never answered).
+ */
+export class DockerUnavailableError extends DomainError {
+  constructor(status: 400 | 409, reason: string) {
+    super(status, "DOCKER_UNAVAILABLE", reason);
   }
 }
 

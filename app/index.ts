@@ -13,10 +13,12 @@ import { execRoutes } from "./routes/exec";
 import { fileRoutes } from "./routes/files";
 import type { FilesService } from "./services/files";
 import { portRoutes } from "./routes/ports";
+import { dockerRoutes } from "./routes/docker";
 import { processRoutes } from "./routes/processes";
 import { shellTicketRoutes } from "./routes/shell-tickets";
 import { createShellTickets, type ShellTickets } from "./services/shell-tickets";
 import type { PortsService } from "./services/ports";
+import type { DockerService } from "./services/docker";
 import { vmRoutes } from "./routes/vms";
 import type { Services } from "./services";
 import type { ExecService } from "./services/exec";
@@ -43,6 +45,7 @@ type AppDeps = {
   execService: ExecService;
   files: FilesService;
   ports: PortsService;
+  docker: DockerService;
   /** Tickets for the shell WebSocket; tests pass one with a short life. */
   shellTickets?: ShellTickets;
   maxUploadBytes?: number;
@@ -59,7 +62,7 @@ type AppDeps = {
   vmStats: VmStatsService;
 };
 
-export function createApp({ services, execService, files, ports, shellTickets = createShellTickets(), maxUploadBytes, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
+export function createApp({ services, execService, files, ports, docker, shellTickets = createShellTickets(), maxUploadBytes, supervisor, images, token, log, version, runtimeStatus, events, metrics, doctor, ca, vmStats }: AppDeps) {
   return (
     // normalize: false, so an unknown field is refused instead of silently dropped.
     new Elysia({ normalize: false })
@@ -74,6 +77,7 @@ export function createApp({ services, execService, files, ports, shellTickets = 
       .use(execRoutes(execService))
       .use(fileRoutes(files, maxUploadBytes))
       .use(portRoutes(ports))
+      .use(dockerRoutes(docker))
       .use(execHistoryRoutes(services, execService))
       .use(processRoutes(services, execService))
       .use(vmRoutes(supervisor, services.users))

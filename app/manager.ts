@@ -25,6 +25,7 @@ import type { DoctorReport } from "./services/doctor";
 import { createEgressProxies } from "./services/egress-proxies";
 import { createEgressRevocation } from "./services/egress-revocation";
 import { createExecService } from "./services/exec";
+import { createDockerService } from "./services/docker";
 import { createFilesService } from "./services/files";
 import { createPortsService } from "./services/ports";
 import { createShellTickets } from "./services/shell-tickets";
@@ -112,6 +113,7 @@ export function createManager(deps: ManagerDeps) {
     diskFreeMib: runtime && "stateDir" in runtime && !primaryTier?.unmeasured ? () => freeDiskMib(runtime.stateDir) : undefined,
     secrets: deps.credentials?.secrets,
     checkIsolation: placement.check,
+    checkDocker: placement.checkDocker,
   });
   // Read lazily: the metrics count the supervisor's VMs, and the supervisor and proxies report into them.
   let metrics: Metrics | undefined;
@@ -186,12 +188,20 @@ export function createManager(deps: ManagerDeps) {
     credentials: deps.credentials,
     protectedDirs: deps.protectedDirs,
   });
+  const docker = createDockerService({
+    exec: execService,
+    sessionSandbox: services.sessionSandbox,
+    rootsWithVms: () => supervisor.list().flatMap((record) => (record.rootSessionID ? [record.rootSessionID] : [])),
+    log: deps.log,
+  });
+  lifecycle.on(docker.onLifecycle);
   const ports = createPortsService({ exec: execService, sessionSandbox: services.sessionSandbox, supervisor, events, bindHost: deps.forwardHost ?? "127.0.0.1", now });
   const app = createApp({
     services,
     execService,
     files: createFilesService(execService),
     ports,
+    docker,
     shellTickets: createShellTickets(deps.shellTicketTtlMs === undefined ? {} : { ttlMs: deps.shellTicketTtlMs }),
     ...(deps.maxUploadBytes === undefined ? {} : { maxUploadBytes: deps.maxUploadBytes }),
     supervisor,

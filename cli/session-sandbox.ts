@@ -22,6 +22,7 @@ export const SUBCOMMANDS = new Map<string, Subcommand>([
   command("resources", "show or set a root session's CPUs and memory"),
   command("network", "show or set a root session's network policy"),
   command("isolation", "show or set a root session's isolation tier"),
+  command("docker", "a Docker Engine in a session's VM: on, off, start"),
   command("images", "list, pull, choose and remove guest images"),
   command("secrets", "the configured secrets, and a session's grants"),
   command("ca", "the manager CA every VM trusts; rotate it"),

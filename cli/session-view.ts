@@ -1,4 +1,4 @@
-// How `sandbox`, `resources`, `network`, `isolation` and `images set` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
+// How `sandbox`, `resources`, `network`, `isolation`, `docker` and `images set` show a session's sandbox state: KEY value pairs, or JSON with ISO times.
 import type { SandboxClient } from "../sdk/index";
 import { formatMib, isoOrNull, isoTime, timeCell } from "./format";
 import { renderPairs, type Output } from "./output";
@@ -18,6 +18,7 @@ export function sessionSandboxJson(state: SessionSandbox) {
     network: { override: state.network.override, effective: state.network.effective },
     image: { override: state.image.override, effective: state.image.effective },
     isolation: { override: state.isolation.override, effective: state.isolation.effective },
+    docker: { override: state.docker.override, effective: state.docker.effective },
     toggledAt: isoOrNull(state.toggledAt),
     vmName: state.vmName,
     lastStop: state.lastStop && { vmName: state.lastStop.vmName, status: state.lastStop.status, reason: state.lastStop.reason, at: isoTime(state.lastStop.at) },
@@ -40,6 +41,7 @@ export function sessionSandboxView(state: SessionSandbox, out: Output): string {
       ["NETWORK", `${describeNetwork(state.network.effective)} ${origin(state.network.override)}`],
       ["IMAGE", `${describeImageChoice(state.image.effective)} ${origin(state.image.override)}`],
       ["ISOLATION", `${state.isolation.effective} ${origin(state.isolation.override)}`],
+      ["DOCKER", `${state.docker.effective ? "on" : "off"} ${origin(state.docker.override)}`],
       ["VM", state.vmName],
       ["TOGGLED", timeCell(state.toggledAt, out)],
       ["LAST STOP", lastStop],

@@ -69,6 +69,11 @@ export interface SandboxClient {
     list(sessionId: string): Promise<Api.Answer<"listPorts">>;
     close(sessionId: string, port: number): Promise<Api.Answer<"closePort">>;
   };
+  /** A Docker Engine in the session's VM (its docker setting on, a tier that can hold one). */
+  docker: {
+    /** Starts the daemon, or finds it answering; resolves with its version once `docker version` shows a server (up to 180 s). */
+    start(sessionId: string): Promise<Api.Answer<"startDocker">>;
+  };
   /** An interactive shell on a PTY in the session's VM, over a WebSocket (not through `fetcher`). */
   shell(sessionId: string, options: ShellOptions): ShellConnection;
   execs: {
@@ -196,6 +201,9 @@ export function createClient(options: ClientOptions): SandboxClient {
       open: (sessionId, request) => unwrap(() => api.sessions({ id: segment(sessionId) }).ports.post(request), url),
       list: (sessionId) => unwrap(() => api.sessions({ id: segment(sessionId) }).ports.get(), url),
       close: (sessionId, port) => unwrap(() => api.sessions({ id: segment(sessionId) }).ports({ port: String(port) }).delete(), url),
+    },
+    docker: {
+      start: (sessionId) => unwrap(() => api.sessions({ id: segment(sessionId) }).docker.start.post(), url),
     },
     shell: (sessionId, shellOptions) => openShell({ url, token }, sessionId, shellOptions),
     execs: {

@@ -73,6 +73,8 @@ export class RuntimeFailedError extends SandboxError {}
 export class ShuttingDownError extends SandboxError {}
 /** Thrown when the isolation tier asked for does not work on the manager's host; nothing was changed. */
 export class IsolationUnavailableError extends SandboxError {}
+/** Thrown when the session's tier cannot hold a Docker Engine, or its VM could not start one (the reason says which). */
+export class DockerUnavailableError extends SandboxError {}
 /** Thrown when a VM name is unknown. */
 export class VmNotFoundError extends SandboxError {}
 /** Thrown when a session directory would expose too much of the host (e.g. `/`). */
@@ -145,6 +147,7 @@ const CLASS_BY_CODE = {
   RUNTIME_FAILED: RuntimeFailedError,
   SHUTTING_DOWN: ShuttingDownError,
   ISOLATION_UNAVAILABLE: IsolationUnavailableError,
+  DOCKER_UNAVAILABLE: DockerUnavailableError,
   VM_NOT_FOUND: VmNotFoundError,
   UNSAFE_MOUNT: UnsafeMountError,
   MOUNTS_CHANGED: MountsChangedError,

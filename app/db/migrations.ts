@@ -141,4 +141,9 @@ export const MIGRATIONS: readonly Migration[] = [
     description: "whether the kernel killed a command at its VM's memory limit",
     sql: `ALTER TABLE exec_history ADD COLUMN oom_killed INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 12,
+    description: "a root session's own docker setting (1 on, 0 off), or null when it follows the settings",
+    sql: `ALTER TABLE sessions ADD COLUMN docker_override INTEGER CHECK (docker_override IN (0, 1));`,
+  },
 ];

@@ -21,6 +21,8 @@ export type SessionRow = {
   imageOverride: string | null;
   /** The root's own isolation choice, or null when it follows the settings. */
   isolationOverride: IsolationChoice | null;
+  /** The root's own docker setting, or null when it follows the settings. */
+  dockerOverride: boolean | null;
 };
 
 export type RawRow = {
@@ -37,9 +39,10 @@ export type RawRow = {
   network_override: string | null;
   image_override: string | null;
   isolation_override: IsolationChoice | null;
+  docker_override: number | null;
 };
 
-const COLUMNS = ["id", "parent_id", "fork_of", "directory", "created_at", "sandboxed", "mode_source", "toggled_at", "cpus_override", "memory_mib_override", "network_override", "image_override", "isolation_override"];
+const COLUMNS = ["id", "parent_id", "fork_of", "directory", "created_at", "sandboxed", "mode_source", "toggled_at", "cpus_override", "memory_mib_override", "network_override", "image_override", "isolation_override", "docker_override"];
 
 /** Every column a SessionRow holds, of table `alias` if given: not pinned_mounts, a JSON document only the exec path reads. */
 export function sessionColumns(alias?: string): string {
@@ -61,20 +64,26 @@ export function fromRaw(raw: RawRow): SessionRow {
     networkOverride: raw.network_override,
     imageOverride: raw.image_override,
     isolationOverride: raw.isolation_override,
+    dockerOverride: raw.docker_override === null ? null : raw.docker_override === 1,
   };
 }
 
-type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride">;
+/** A nullable boolean column's value: 1, 0 or NULL. */
+function flag(value: boolean | null): number | null {
+  return value === null ? null : value ? 1 : 0;
+}
+
+type ModeUpdate = Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride" | "dockerOverride">;
 
 export function createSessionsRepo(db: Database) {
   const byId = db.query<RawRow, [string]>(`SELECT ${sessionColumns()} FROM sessions WHERE id = ?`);
   const insert = db.query(
-    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override, isolation_override)
-     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride, $imageOverride, $isolationOverride)`,
+    `INSERT INTO sessions (id, parent_id, fork_of, directory, created_at, sandboxed, mode_source, toggled_at, cpus_override, memory_mib_override, network_override, image_override, isolation_override, docker_override)
+     VALUES ($id, $parentId, $forkOf, $directory, $createdAt, $sandboxed, $modeSource, $toggledAt, $cpusOverride, $memoryMibOverride, $networkOverride, $imageOverride, $isolationOverride, $dockerOverride)`,
   );
   const updateMode = db.query(
     `UPDATE sessions SET sandboxed = $sandboxed, mode_source = $modeSource, toggled_at = $toggledAt,
-       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride, network_override = $networkOverride, image_override = $imageOverride, isolation_override = $isolationOverride WHERE id = $id`,
+       cpus_override = $cpusOverride, memory_mib_override = $memoryMibOverride, network_override = $networkOverride, image_override = $imageOverride, isolation_override = $isolationOverride, docker_override = $dockerOverride WHERE id = $id`,
   );
   const descendants = db.query<{ id: string }, [string]>(
     `WITH RECURSIVE tree(id) AS (
@@ -96,10 +105,10 @@ export function createSessionsRepo(db: Database) {
       return all.all().map(fromRaw);
     },
     insert(row: SessionRow): void {
-      insert.run({ ...row, sandboxed: row.sandboxed ? 1 : 0 });
+      insert.run({ ...row, sandboxed: row.sandboxed ? 1 : 0, dockerOverride: flag(row.dockerOverride) });
     },
     updateMode(id: string, update: ModeUpdate): void {
-      updateMode.run({ id, ...update, sandboxed: update.sandboxed ? 1 : 0 });
+      updateMode.run({ id, ...update, sandboxed: update.sandboxed ? 1 : 0, dockerOverride: flag(update.dockerOverride) });
     },
     /** The JSON of a root's pinned mounts, or null before its first command. */
     pinnedMounts(id: string): string | null {

@@ -47,6 +47,7 @@ const TAGS = [
   { name: "settings", description: "Server-wide sandbox settings" },
   { name: "exec", description: "Commands run in a session's VM" },
   { name: "ports", description: "Ports of a session's VM forwarded to the manager's host (inbound only)" },
+  { name: "docker", description: "A Docker Engine in a session's VM, on a tier that can hold one" },
   { name: "files", description: "Files read from and written into a session's VM (resolved inside it)" },
   { name: "vms", description: "The VMs the manager knows" },
   { name: "users", description: "Host users with a token of their own: their sessions only (docs/non-root.md)" },

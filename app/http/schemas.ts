@@ -142,6 +142,7 @@ export const SessionSandbox = t.Object({
   network: t.Object({ override: t.Nullable(NetworkPolicy), effective: NetworkPolicy }),
   image: t.Object({ override: t.Nullable(ImageChoice), effective: ImageChoice }),
   isolation: t.Object({ override: t.Nullable(IsolationChoice), effective: IsolationChoice }),
+  docker: t.Object({ override: t.Nullable(t.Boolean()), effective: t.Boolean() }, { description: "A Docker Engine in the session's VM (docs/docker.md)" }),
   secrets: t.Object(
     {
       granted: t.Array(t.String(), { description: "Secret names a human granted to the root session" }),
@@ -169,6 +170,9 @@ export const SessionSandboxUpdate = t.Object(
     network: t.Optional(t.Nullable(NetworkPolicy)),
     image: t.Optional(t.Nullable(ImageChoice)),
     isolation: t.Optional(t.Nullable(IsolationChoice)),
+    docker: t.Optional(
+      t.Nullable(t.Boolean({ description: "A Docker Engine in the VM, on a tier that can hold one (400 DOCKER_UNAVAILABLE otherwise); off stops it and removes its data" })),
+    ),
     // Any text: a name that is not configured is a 400 that lists the configured ones, more useful than a 422.
     secrets: t.Optional(
       t.Array(t.String({ minLength: 1, maxLength: 128 }), {
@@ -205,6 +209,7 @@ export const SandboxSettings = t.Object({
   image: ImageChoice,
   maxImageMib: Type.Integer({ description: "The most an image build or pull may unpack to, MiB; past it the build or pull is stopped (IMAGE_TOO_LARGE)" }),
   isolation: IsolationChoice,
+  docker: t.Boolean({ description: "Whether sessions without an override of their own get a Docker Engine in their VM" }),
 });
 export type SandboxSettings = Static<typeof SandboxSettings>;
 
@@ -227,6 +232,7 @@ export const SandboxSettingsPatch = t.Object(
     image: t.Optional(t.Nullable(ImageChoice)),
     maxImageMib: t.Optional(t.Nullable(Type.Integer({ description: "MiB, 64 to 1048576 (default 16384); applies to builds and pulls from then on" }))),
     isolation: t.Optional(t.Nullable(IsolationChoice)),
+    docker: t.Optional(t.Nullable(t.Boolean({ description: "Default false; true needs a default isolation whose tier can hold a Docker Engine (400 DOCKER_UNAVAILABLE otherwise)" }))),
   },
   { additionalProperties: false },
 );

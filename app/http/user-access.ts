@@ -21,6 +21,7 @@ const USER_RULES: Rule[] = [
   { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/shell\/tickets$/, scope: "session" },
   { methods: ["GET", "PUT"], pattern: /^\/api\/sessions\/([^/]+)\/files$/, scope: "session" },
   { methods: ["GET", "POST"], pattern: /^\/api\/sessions\/([^/]+)\/ports$/, scope: "session" },
+  { methods: ["POST"], pattern: /^\/api\/sessions\/([^/]+)\/docker\/start$/, scope: "session" },
   { methods: ["GET"], pattern: /^\/api\/sessions\/([^/]+)\/processes(?:\/[^/]+\/logs)?$/, scope: "session" },
   { methods: ["DELETE"], pattern: /^\/api\/sessions\/([^/]+)\/processes\/[^/]+$/, scope: "session" },
   { methods: ["DELETE"], pattern: /^\/api\/sessions\/([^/]+)\/ports\/[^/]+$/, scope: "session" },

@@ -74,8 +74,8 @@ export function createExecService(deps: ExecServiceDeps) {
    * One of the manager's own commands in the session's VM (files.ts): `argv` as given, in the session's
    * directory, shown in the history as `label`. Prepared, refused and run exactly as an agent's command.
    */
-  async function startManaged(sessionId: string, request: { argv: string[]; label: string; quiet?: true }, hooks: Omit<ExecHooks, "onStarted">): Promise<StartedExec> {
-    const base = await preparer.prepare(sessionId, { command: request.label }).catch(refused);
+  async function startManaged(sessionId: string, request: { argv: string[]; label: string; quiet?: true; timeoutMs?: number }, hooks: Omit<ExecHooks, "onStarted">): Promise<StartedExec> {
+    const base = await preparer.prepare(sessionId, { command: request.label, ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }) }).catch(refused);
     const prepared: PreparedExec = { ...base, command: { ...base.command, argv: request.argv }, historyLabel: request.label, ...(request.quiet ? { quiet: true as const } : {}) };
     await egress.openFor(prepared, "the command was not run").catch(refused);
     return run(prepared, hooks);

@@ -44,11 +44,13 @@ type ServiceDeps = {
   secrets?: readonly SecretConfig[];
   /** Refuses an explicit isolation tier that does not work on this host (settings and session overrides). */
   checkIsolation?: CheckIsolation;
+  /** Refuses the docker setting where the tier an isolation choice runs in cannot hold a Docker Engine. */
+  checkDocker?: CheckIsolation;
   /** The tier a session of this isolation choice runs in here: allowlists are also checked against what it can enforce. */
   networkTierFor?: (isolation: IsolationChoice) => Tier | undefined;
 };
 
-export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, publish = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, networkTierFor = () => undefined }: ServiceDeps) {
+export function createServices({ db, host, envDefaults, now = Date.now, notify = () => undefined, publish = () => undefined, protectedDirs, diskFreeMib, normalizeImage = normalizeImageChoice, secrets = [], checkIsolation, checkDocker, networkTierFor = () => undefined }: ServiceDeps) {
   const sessionsRepo = createSessionsRepo(db);
   const vmStops = createVmStopsRepo(db);
   const settings = createSettingsService(createSettingsRepo(db), host, envDefaults, {
@@ -56,6 +58,7 @@ export function createServices({ db, host, envDefaults, now = Date.now, notify =
     diskFreeMib,
     normalizeImage,
     checkIsolation,
+    checkDocker,
     checkNetwork: (policy, isolation) => checkNetworkPolicy(policy, networkTierFor(isolation)),
   });
   const secretGrants = createSecretGrants(createSecretGrantsRepo(db), secrets, now);

@@ -4,6 +4,8 @@ import type { ImageChoice } from "../images/image-choice";
 export type LifecycleEvent =
   | { type: "sessions-deleted"; sessionIds: string[] }
   | { type: "toggled-off"; rootSessionID: string }
+  /** The root's effective docker setting went from on to off: its daemon and data go. */
+  | { type: "docker-off"; rootSessionID: string }
   | { type: "sandboxing-disabled" }
   | { type: "cap-changed" }
   /** The root's effective network policy changed (its override was set or cleared). */

@@ -3,7 +3,7 @@
 // falls back to a weaker tier.
 import { resolveTier, type IsolationChoice, type TierAvailability } from "../../runtime/isolation";
 import { TIERS, type Tier } from "../../runtime/tiers/index";
-import { IsolationUnavailableError } from "../errors";
+import { DockerUnavailableError, IsolationUnavailableError } from "../errors";
 import type { Placement } from "./exec-prepare";
 
 export function createPlacement(availability: TierAvailability) {
@@ -19,6 +19,11 @@ export function createPlacement(availability: TierAvailability) {
     check(choice: IsolationChoice): void {
       const placement = place(choice);
       if (!placement.tier) throw new IsolationUnavailableError(placement.reason);
+    },
+    /** Refuses the docker setting where the tier a choice runs in cannot hold a Docker Engine (400, nothing changed). */
+    checkDocker(choice: IsolationChoice): void {
+      const tier = place(choice).tier;
+      if (tier?.dockerRefusal) throw new DockerUnavailableError(400, `docker is not available in isolation ${choice} here (${tier.name} tier): ${tier.dockerRefusal}; nothing was changed`);
     },
   };
 }

@@ -23,6 +23,8 @@ type SessionSandboxView = {
   image: { override: ImageChoice | null; effective: ImageChoice };
   /** The isolation tier: the root's override, else the settings' default (auto = the strongest that works here). */
   isolation: { override: IsolationChoice | null; effective: IsolationChoice };
+  /** A Docker Engine in the VM (docs/docker.md): the root's override, else the settings' default. */
+  docker: { override: boolean | null; effective: boolean };
   /** Secret names granted to the root, and the configured secrets its commands get (scope "all" or granted). */
   secrets: SessionSecrets;
   sessionID: string;
@@ -47,6 +49,8 @@ type SessionSandboxUpdate = {
   image?: ImageChoice | null;
   /** null clears the override (the settings' default isolation applies again). */
   isolation?: IsolationChoice | null;
+  /** null clears the override (the settings' default docker applies again); off removes the daemon and its data. */
+  docker?: boolean | null;
   /** The secret names granted to the root, replacing its grants ([] revokes them all). */
   secrets?: string[];
 };
@@ -104,6 +108,7 @@ export function createSessionSandboxService(
         effective: root.imageOverride === null ? current.image : (JSON.parse(root.imageOverride) as ImageChoice),
       },
       isolation: { override: root.isolationOverride, effective: root.isolationOverride ?? current.isolation },
+      docker: { override: root.dockerOverride, effective: root.dockerOverride ?? current.docker },
       secrets: secretGrants.withGrants([...grants]),
       toggledAt: root.toggledAt,
       vmName: vmNameOf(lineage, root.id),
@@ -125,6 +130,12 @@ export function createSessionSandboxService(
     }
     if (change.secrets) secretGrants.check(change.secrets);
     if (change.isolation) checkIsolation(change.isolation);
+    // Docker needs a tier that can hold it: turning it on, or moving a session that has it, can break that.
+    if (change.docker !== undefined || change.isolation !== undefined) {
+      const current = get(id);
+      const docker = change.docker === undefined ? current.docker.effective : (change.docker ?? settings.get().docker);
+      if (docker) settings.checkDocker(change.isolation === undefined ? current.isolation.effective : (change.isolation ?? settings.get().isolation));
+    }
     const image = change.image ? normalizeImage(change.image) : change.image;
     const before = get(id);
 
@@ -142,6 +153,7 @@ export function createSessionSandboxService(
       networkOverride: change.network === undefined ? session.networkOverride : change.network === null ? null : JSON.stringify(change.network),
       imageOverride: image === undefined ? session.imageOverride : image === null ? null : JSON.stringify(image),
       isolationOverride: change.isolation === undefined ? session.isolationOverride : change.isolation,
+      dockerOverride: change.docker === undefined ? session.dockerOverride : change.docker,
     });
     if (change.secrets) secretGrants.replace(id, change.secrets);
     const after = get(id);
@@ -149,6 +161,8 @@ export function createSessionSandboxService(
     // Revocation cuts the VM's open connections: what was allowed before must not keep flowing.
     if (JSON.stringify(after.network.effective) !== JSON.stringify(before.network.effective)) notify({ type: "network-changed", rootSessionID: id });
     if (after.secrets.effective.join() !== before.secrets.effective.join()) notify({ type: "secrets-changed", rootSessionID: id });
+    // Docker switched off: its daemon and data go from the VM, in the background (app/services/docker.ts).
+    if (before.docker.effective && !after.docker.effective) notify({ type: "docker-off", rootSessionID: id });
     // The VM goes in the background: the toggle answers at once.
     if (change.sandboxed === false) notify({ type: "toggled-off", rootSessionID: id });
     if (after.sandboxed !== before.sandboxed) notify({ type: "sandbox-toggled", rootSessionID: id, sandboxed: after.sandboxed });

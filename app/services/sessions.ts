@@ -81,12 +81,12 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
   }
 
   /** The new row's mode: a child follows its root, a fork copies its origin's root, a root takes the default. */
-  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride"> {
+  function initialMode(input: RegisterInput): Pick<SessionRow, "sandboxed" | "modeSource" | "toggledAt" | "cpusOverride" | "memoryMibOverride" | "networkOverride" | "imageOverride" | "isolationOverride" | "dockerOverride"> {
     if (input.parentID) {
       const parent = repo.get(input.parentID);
       if (!parent) throw new ParentNotFoundError("parentID", input.parentID);
       if (rootOf(parent).depth + 1 > MAX_SESSION_DEPTH) throw new SessionTooDeepError(input.id, MAX_SESSION_DEPTH);
-      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null, networkOverride: null, imageOverride: null, isolationOverride: null };
+      return { sandboxed: false, modeSource: "inherited", toggledAt: null, cpusOverride: null, memoryMibOverride: null, networkOverride: null, imageOverride: null, isolationOverride: null, dockerOverride: null };
     }
     if (input.forkOf) {
       const origin = repo.get(input.forkOf);
@@ -102,6 +102,7 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
         imageOverride: root.imageOverride,
         // A fork runs at least as isolated as its origin.
         isolationOverride: root.isolationOverride,
+        dockerOverride: root.dockerOverride,
       };
     }
     return {
@@ -113,6 +114,7 @@ export function createSessionsService(repo: SessionsRepo, settings: SettingsServ
       networkOverride: null,
       imageOverride: null,
       isolationOverride: null,
+      dockerOverride: null,
     };
   }
 

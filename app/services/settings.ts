@@ -40,6 +40,8 @@ type SandboxSettings = {
   maxImageMib: number;
   /** The isolation tier of sessions without an override of their own; auto = the strongest that works here. */
   isolation: IsolationChoice;
+  /** Whether sessions without an override of their own get a Docker Engine in their VM (docs/docker.md). */
+  docker: boolean;
 };
 
 /** A PATCH: each key set to a value, or to null to go back to its default. */
@@ -56,6 +58,8 @@ type SettingsOptions = {
   diskFreeMib?: () => number | undefined;
   normalizeImage?: NormalizeImage;
   checkIsolation?: CheckIsolation;
+  /** Throws a 400 when the tier `isolation` runs in cannot hold a Docker Engine; none by default. */
+  checkDocker?: CheckIsolation;
   /** The network check for the tier `isolation` runs in (see checkNetworkPolicy); the grammar alone by default. */
   checkNetwork?: (policy: NetworkPolicy, isolation: IsolationChoice) => void;
 };
@@ -105,7 +109,7 @@ function checkDiskMib(diskMib: number, freeMib: number | undefined): void {
 }
 
 export function createSettingsService(repo: SettingsRepo, host: HostLimits, env: EnvDefaults, options: SettingsOptions = {}) {
-  const { notify = () => undefined, diskFreeMib = () => undefined, normalizeImage = (choice) => choice, checkIsolation = () => undefined, checkNetwork = (policy: NetworkPolicy) => checkNetworkPolicy(policy) } = options;
+  const { notify = () => undefined, diskFreeMib = () => undefined, normalizeImage = (choice) => choice, checkIsolation = () => undefined, checkDocker = () => undefined, checkNetwork = (policy: NetworkPolicy) => checkNetworkPolicy(policy) } = options;
   checkResources(env, host, "the environment's SANDBOX_CPUS/SANDBOX_MEMORY: ");
   const defaults: SandboxSettings = {
     enabled: true,
@@ -125,6 +129,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     image: DEFAULT_IMAGE,
     maxImageMib: DEFAULT_MAX_IMAGE_MIB,
     isolation: env.isolation ?? "auto",
+    docker: false,
   };
 
   function read(): SandboxSettings {
@@ -152,6 +157,11 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     if (changes.diskMib != null) checkDiskMib(changes.diskMib, diskFreeMib());
     if (changes.image != null) changes = { ...changes, image: normalizeImage(changes.image) };
     if (changes.isolation != null) checkIsolation(changes.isolation);
+    // Docker by default needs a default tier that can hold it: turning either on can break that.
+    if (changes.docker !== undefined || changes.isolation !== undefined) {
+      const docker = changes.docker === undefined ? get().docker : (changes.docker ?? defaults.docker);
+      if (docker) checkDocker(changes.isolation === undefined ? get().isolation : (changes.isolation ?? defaults.isolation));
+    }
     for (const [key, range] of Object.entries(RANGES)) {
       const value = changes[key as keyof typeof RANGES];
       if (value != null && (value < range.min || value > range.max)) {
@@ -177,7 +187,7 @@ export function createSettingsService(repo: SettingsRepo, host: HostLimits, env:
     return after;
   }
 
-  return { get, patch, defaults: () => ({ ...defaults }), checkNetwork };
+  return { get, patch, defaults: () => ({ ...defaults }), checkNetwork, checkDocker };
 }
 
 export type SettingsService = ReturnType<typeof createSettingsService>;

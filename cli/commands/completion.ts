@@ -13,7 +13,7 @@ Prints a completion script: subcommands, and session ids where a command takes o
   fish:  session-sandbox completion fish > ~/.config/fish/completions/session-sandbox.fish`;
 
 /** The commands whose first word after their options is a session (or a VM) id. */
-const TAKES_A_SESSION = ["exec", "shell", "logs", "inspect", "stats", "rm", "sandbox", "resources", "network", "isolation"];
+const TAKES_A_SESSION = ["exec", "shell", "logs", "inspect", "stats", "rm", "sandbox", "resources", "network", "isolation", "docker"];
 
 function bashScript(commands: string[]): string {
   return `# session-sandbox completion for bash (session-sandbox completion bash)

@@ -31,6 +31,7 @@ const SETTING_KINDS = {
   image: "image",
   maxImageMib: "mib",
   isolation: "isolation",
+  docker: "boolean",
 } as const satisfies { [K in keyof Required<SettingsPatch>]: Kind };
 type SettingKey = keyof typeof SETTING_KINDS;
 

@@ -41,6 +41,11 @@ export type Tier = {
    * volume of the host's to enforce the disk quota on), and what to use instead; absent: it can.
    */
   unmeasured?: string;
+  /**
+   * Why this tier cannot give a session a Docker Engine (the `docker` setting), with the fix; absent: it can
+   * (docs/docker.md).
+   */
+  dockerRefusal?: string;
   /** Allow-list entries this tier's network cannot enforce, each with why (empty: it enforces them all). */
   networkProblems(allow: string[]): string[];
   wayOut(request: WayOutRequest): WayOut;

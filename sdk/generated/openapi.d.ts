@@ -216,6 +216,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{id}/docker/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start the session's Docker Engine (its docker setting on, a tier that holds one) and wait until it answers, up to 180 s; idempotent. The guest can run `sandbox-docker start|status|log|stop` itself */
+        post: operations["startDocker"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{id}/execs": {
         parameters: {
             query?: never;
@@ -602,7 +619,7 @@ export interface components {
              * @default UNAUTHORIZED
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "FILE_NOT_FOUND" | "FILE_REFUSED" | "PORT_NOT_FORWARDED" | "PORT_UNAVAILABLE" | "VM_NOT_RUNNING" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
+            code: "UNAUTHORIZED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "ROUTE_NOT_FOUND" | "INVALID_HOST" | "SESSION_NOT_FOUND" | "PARENT_NOT_FOUND" | "SESSION_CONFLICT" | "SESSION_TOO_DEEP" | "SESSION_CYCLE" | "CHILD_SESSION_LOCKED" | "SANDBOX_DISABLED" | "RESOURCE_OUT_OF_RANGE" | "SETTING_OUT_OF_RANGE" | "NOT_SANDBOXED" | "CWD_OUTSIDE_MOUNTS" | "PATH_NOT_FOUND" | "FILE_NOT_FOUND" | "FILE_REFUSED" | "PORT_NOT_FORWARDED" | "PORT_UNAVAILABLE" | "VM_NOT_RUNNING" | "WORKTREE_UNVERIFIED" | "VM_CAP_REACHED" | "RUNTIME_FAILED" | "SHUTTING_DOWN" | "ISOLATION_UNAVAILABLE" | "DOCKER_UNAVAILABLE" | "VM_NOT_FOUND" | "UNSAFE_MOUNT" | "MOUNTS_CHANGED" | "NETWORK_POLICY_INVALID" | "IMAGE_INVALID" | "IMAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "IMAGE_NOT_FOUND" | "IMAGE_IN_USE" | "CA_ROTATION_FAILED" | "SECRET_NOT_CONFIGURED" | "EXEC_NOT_FOUND" | "FORBIDDEN" | "DIRECTORY_NOT_ACCESSIBLE" | "USER_NOT_FOUND" | "USER_EXISTS" | "ACCOUNT_NOT_FOUND" | "INTERNAL";
             message: string;
         };
         Health: {
@@ -753,6 +770,11 @@ export interface components {
                 /** @enum {string} */
                 effective: "auto" | "container" | "gvisor" | "microvm";
             };
+            /** @description A Docker Engine in the session's VM (docs/docker.md) */
+            docker: {
+                override: boolean | null;
+                effective: boolean;
+            };
             /** @description Secret names only, never values */
             secrets: {
                 /** @description Secret names a human granted to the root session */
@@ -783,6 +805,8 @@ export interface components {
             image?: components["schemas"]["ImageChoice"] | null;
             /** @enum {string|null} */
             isolation?: "auto" | "container" | "gvisor" | "microvm" | null;
+            /** @description A Docker Engine in the VM, on a tier that can hold one (400 DOCKER_UNAVAILABLE otherwise); off stops it and removes its data */
+            docker?: boolean | null;
             /** @description Names of configured secrets (SANDBOX_SECRETS) granted to the root session, replacing its grants; [] revokes them all */
             secrets?: string[];
         };
@@ -820,6 +844,8 @@ export interface components {
             maxImageMib: number;
             /** @enum {string} */
             isolation: "auto" | "container" | "gvisor" | "microvm";
+            /** @description Whether sessions without an override of their own get a Docker Engine in their VM */
+            docker: boolean;
         };
         SandboxSettingsPatch: {
             enabled?: boolean | null;
@@ -850,6 +876,8 @@ export interface components {
             maxImageMib?: number | null;
             /** @enum {string|null} */
             isolation?: "auto" | "container" | "gvisor" | "microvm" | null;
+            /** @description Default false; true needs a default isolation whose tier can hold a Docker Engine (400 DOCKER_UNAVAILABLE otherwise) */
+            docker?: boolean | null;
         };
         ExecBody: {
             /** @description Run as `sh -c <command>` in the VM, byte for byte (no NUL: argv cannot carry one) */
@@ -2406,6 +2434,76 @@ export interface operations {
                         openedAt: number;
                         /** @description Connections relayed right now */
                         connections: number;
+                    };
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description What was wrong and what to do about it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    startDocker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The daemon's version, as `docker version` shows its server */
+                        version: string;
                     };
                 };
             };

@@ -186,6 +186,15 @@ const TABLE: Record<string, Record<number, Call | Elsewhere>> = {
     409: { method: "GET", path: "/api/sessions/ses_cyc_a/ports" },
     422: { method: "GET", path: "/api/sessions/.../ports" },
   },
+  "POST /api/sessions/:id/docker/start": {
+    200: { elsewhere: "test/actors/docker.test.ts" },
+    400: { method: "POST", path: "/api/sessions/ses_deep39/docker/start" },
+    401: { method: "POST", path: "/api/sessions/ses_root/docker/start", token: null },
+    404: { method: "POST", path: "/api/sessions/ses_ghost/docker/start" },
+    // docker is off for the session
+    409: { method: "POST", path: "/api/sessions/ses_root/docker/start" },
+    422: { method: "POST", path: "/api/sessions/.../docker/start" },
+  },
   "DELETE /api/sessions/:id/ports/:port": {
     200: { elsewhere: "test/actors/ports.test.ts" },
     400: { method: "DELETE", path: "/api/sessions/ses_deep39/ports/8000" },

@@ -29,6 +29,7 @@ describe("GET /api/session-sandbox/:id", () => {
       network: { override: null, effective: { mode: "none" } },
       image: { override: null, effective: { kind: "recipe", packages: [] } },
       isolation: { override: null, effective: "auto" },
+      docker: { override: null, effective: false },
       secrets: { granted: [], effective: [] },
       toggledAt: null,
       vmName: `ocm-session-${hex}`,

@@ -26,6 +26,7 @@ describe("GET /api/settings/sandbox", () => {
       forwardGitCredentials: false,
       diskMib: 4096,
       isolation: "auto",
+      docker: false,
     });
     expect((await t.request("GET", "/api/settings/sandbox", { token: null })).status).toBe(401);
   });
@@ -59,7 +60,7 @@ describe("GET /api/settings/sandbox", () => {
 describe("PATCH /api/settings/sandbox", () => {
   test("each key → stored and read back; survives a reopen", async () => {
     t = makeTestApp({ tiers: ALL_TIERS });
-    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, idleSuspendMinutes: 2, holdWhileBusy: false, maxHoldMinutes: 60, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512, image: { kind: "oci" as const, reference: "127.0.0.1:5000/team/node:22" }, maxImageMib: 2048, isolation: "gvisor" as const };
+    const patch = { enabled: false, defaultForNewSessions: false, cpus: 4, memoryMib: 1024, idleStopMinutes: 5, idleSuspendMinutes: 2, holdWhileBusy: false, maxHoldMinutes: 60, maxRunningVms: 2, execTimeoutMs: 60_000, network: { mode: "all" as const }, forwardGitCredentials: true, diskMib: 512, image: { kind: "oci" as const, reference: "127.0.0.1:5000/team/node:22" }, maxImageMib: 2048, isolation: "microvm" as const, docker: true };
     expect(await t.client.settings.patch(patch)).toEqual(patch);
     const dataDir = t.dataDir;
     t.db.close();

@@ -1,0 +1,125 @@
+// The guest's Docker helper, `sandbox-docker` (docs/docker.md): the manager installs it in a session's VM
+// and runs it there; the guest runs it too. POSIX sh, so it works with an image's dash or busybox.
+//   start   starts the daemon unless it answers already, and waits (up to SANDBOX_DOCKER_WAIT s, default
+//           180: dockerd can wait long for containerd on a fresh VM) until `docker version` shows a server;
+//           serialized by a lock, so concurrent starts make one daemon
+//   status  the server's version, or exit 3
+//   log     the end of the daemon's log (its supervisor's lines among it)
+//   stop    stops the daemon (it stops its containers)    purge   stops it and removes its data and log
+// The daemon runs under a supervisor (`supervise`, in its own session, so it outlives the command that
+// started it) that restarts it when it dies, at most RESTARTS times. Its data is on the home volume, inside
+// the disk quota, and kept across VM stops; its state (pids, lock) is under /run, the VM's own.
+
+/** Where the manager installs the helper: on every image's PATH. */
+export const DOCKER_HELPER_PATH = "/usr/local/bin/sandbox-docker";
+
+/** Exit codes the manager tells apart. */
+export const DOCKER_HELPER_EXIT = { notInstalled: 69, noAnswer: 70, busy: 75, notRunning: 3 } as const;
+
+export const DOCKER_HELPER = `#!/bin/sh
+# sandbox-docker: starts and supervises this VM's Docker Engine (installed by session-sandbox; docs/docker.md).
+set -u
+STATE=/run/sandbox-docker
+DATA="\${HOME:-/home/agent}/.local/share/docker"
+LOG=/var/log/sandbox-dockerd.log
+WAIT="\${SANDBOX_DOCKER_WAIT:-180}"
+RESTARTS=5
+SELF=${DOCKER_HELPER_PATH}
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
+ready() { docker version --format '{{.Server.Version}}' 2>/dev/null; }
+
+lock() {
+  mkdir -p "$STATE"
+  tries=0
+  while ! mkdir "$STATE/lock" 2>/dev/null; do
+    holder=$(cat "$STATE/lock/pid" 2>/dev/null || true)
+    if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then rm -rf "$STATE/lock"; continue; fi
+    tries=$((tries + 1))
+    if [ "$tries" -gt $((WAIT * 10 + 300)) ]; then echo "sandbox-docker: another start or stop holds $STATE/lock (pid $holder)" >&2; exit ${DOCKER_HELPER_EXIT.busy}; fi
+    sleep 0.1
+  done
+  echo $$ > "$STATE/lock/pid"
+  trap 'rm -rf "$STATE/lock"' EXIT
+}
+
+start() {
+  for program in dockerd docker; do
+    command -v "$program" >/dev/null 2>&1 || { echo "sandbox-docker: this VM's image has no $program: give the session an image with Docker Engine (Debian's docker.io, containerd, runc, iptables and docker-compose)" >&2; exit ${DOCKER_HELPER_EXIT.notInstalled}; }
+  done
+  lock
+  if version=$(ready); then echo "docker $version ready"; exit 0; fi
+  if ! alive "$STATE/supervisor.pid"; then
+    rm -f "$STATE/gave-up" "$STATE/stopping"
+    mkdir -p "$DATA" "$(dirname "$LOG")"
+    if command -v setsid >/dev/null 2>&1; then setsid sh "$SELF" supervise </dev/null >>"$LOG" 2>&1 &
+    else sh "$SELF" supervise </dev/null >>"$LOG" 2>&1 &
+    fi
+    echo $! > "$STATE/supervisor.pid"
+  fi
+  waited=0
+  while [ "$waited" -lt $((WAIT * 2)) ]; do
+    if version=$(ready); then echo "docker $version ready"; exit 0; fi
+    [ ! -e "$STATE/gave-up" ] || break
+    sleep 0.5
+    waited=$((waited + 1))
+  done
+  echo "sandbox-docker: the daemon did not answer within $WAIT s; the end of $LOG:" >&2
+  tail -n 20 "$LOG" >&2
+  exit ${DOCKER_HELPER_EXIT.noAnswer}
+}
+
+supervise() {
+  echo $$ > "$STATE/supervisor.pid"
+  child=
+  trap 'touch "$STATE/stopping"; [ -z "$child" ] || kill "$child" 2>/dev/null' TERM INT
+  restarts=0
+  while :; do
+    echo "sandbox-docker: starting dockerd, data in $DATA"
+    dockerd --data-root "$DATA" &
+    child=$!
+    echo "$child" > "$STATE/dockerd.pid"
+    # A trapped signal ends a wait early: wait again until dockerd has stopped its containers.
+    code=0
+    wait "$child" || code=$?
+    while kill -0 "$child" 2>/dev/null; do wait "$child" || code=$?; done
+    [ ! -e "$STATE/stopping" ] || exit 0
+    restarts=$((restarts + 1))
+    if [ "$restarts" -gt "$RESTARTS" ]; then echo "sandbox-docker: dockerd exited ($code) $restarts times; gave up"; touch "$STATE/gave-up"; exit 1; fi
+    echo "sandbox-docker: dockerd exited ($code); restart $restarts of $RESTARTS"
+    sleep 2
+  done
+}
+
+stop() {
+  touch "$STATE/stopping" 2>/dev/null || true
+  if alive "$STATE/supervisor.pid"; then kill "$(cat "$STATE/supervisor.pid")" 2>/dev/null || true; fi
+  if alive "$STATE/dockerd.pid"; then kill "$(cat "$STATE/dockerd.pid")" 2>/dev/null || true; fi
+  waited=0
+  while alive "$STATE/dockerd.pid" && [ "$waited" -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+  if alive "$STATE/dockerd.pid"; then kill -9 "$(cat "$STATE/dockerd.pid")" 2>/dev/null || true; fi
+  rm -f "$STATE/supervisor.pid" "$STATE/dockerd.pid" "$STATE/gave-up" "$STATE/stopping"
+}
+
+case "\${1:-}" in
+  start) start ;;
+  supervise) supervise ;;
+  status) if version=$(ready); then echo "docker $version ready"; else echo "docker is not running"; exit ${DOCKER_HELPER_EXIT.notRunning}; fi ;;
+  log) tail -n "\${2:-100}" "$LOG" 2>/dev/null || echo "no log yet: the daemon was never started" ;;
+  stop) lock; stop; echo "docker stopped" ;;
+  purge) lock; stop; rm -rf "$DATA" "$LOG"; echo "docker stopped; its data and log removed" ;;
+  *) echo "usage: sandbox-docker start|status|log [lines]|stop|purge" >&2; exit 64 ;;
+esac
+`;
+
+/**
+ * Installs the helper given as $1 (written beside it and renamed over it, so a running copy is never cut)
+ * and runs it with the rest of the arguments.
+ */
+export const INSTALL_AND_RUN = `set -e
+helper=$1; shift
+mkdir -p "$(dirname ${DOCKER_HELPER_PATH})"
+printf '%s' "$helper" > ${DOCKER_HELPER_PATH}.new
+chmod 755 ${DOCKER_HELPER_PATH}.new
+mv -f ${DOCKER_HELPER_PATH}.new ${DOCKER_HELPER_PATH}
+exec ${DOCKER_HELPER_PATH} "$@"`;
