@@ -37,6 +37,8 @@ export type TestAppOptions = {
   dataDir?: string;
   /** The real local runtime: its state dir, cgroup parent and rootfs. Without it no VM is ever booted. */
   runtime?: { stateDir: string; cgroupParent: string; image: string };
+  /** Instead of `runtime`: the msb driver over this binary (the stand-in msb, a FAKE: test/runtime-msb/stand-in-msb.ts). */
+  msb?: { binary: string; msbHome: string };
   sharedDirs?: string[];
   credentials?: Credentials;
   /** Where extra packages of recipe images come from (a loopback apt repository in tests). */
@@ -81,8 +83,8 @@ export function makeTestApp(options: TestAppOptions = {}) {
     token: TEST_TOKEN,
     log,
     version: "test",
-    driver: runtime && { kind: "local", stateDir: runtime.stateDir, rootfsDir: runtime.image, cgroupParent: runtime.cgroupParent },
-    runtimeUnavailable: runtime ? undefined : "this test runs without a runtime",
+    driver: options.msb ? { kind: "msb", msbPath: options.msb.binary, msbHome: options.msb.msbHome, viewsDir: join(options.msb.msbHome, "views") } : runtime && { kind: "local", stateDir: runtime.stateDir, rootfsDir: runtime.image, cgroupParent: runtime.cgroupParent },
+    runtimeUnavailable: runtime || options.msb ? undefined : "this test runs without a runtime",
     images: { builtInRootfs: runtime?.image ?? "/nonexistent-rootfs", cacheDir: join(dataDir, "images"), defaultOciImage: "debian:bookworm-slim", aptSources: options.aptSources },
     sharedDirs: options.sharedDirs ?? [],
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
@@ -91,7 +93,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     caBundleDir: join(runtime?.stateDir ?? dataDir, "ca-bundles"),
     protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
     credentials: options.credentials,
-    tiers: options.tiers ?? (runtime ? { ...NO_TIERS, container: { available: true, reason: "the local runtime" } } : NO_TIERS),
+    tiers: options.tiers ?? (options.msb ? { ...NO_TIERS, microvm: { available: true, reason: "the stand-in msb" } } : runtime ? { ...NO_TIERS, container: { available: true, reason: "the local runtime" } } : NO_TIERS),
     doctor: () =>
       runDoctor({
         runtime: runtime

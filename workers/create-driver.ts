@@ -13,7 +13,7 @@ async function createSingleDriver(config: SingleDriverConfig): Promise<RuntimeDr
   if (config.kind === "local") return createLocalDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent, probed: config.probed, seccompProgram: config.seccompProgram, execAgent: config.execAgent });
   if (config.kind === "gvisor") return createGvisorDriver({ stateDir: config.stateDir, rootfsDir: config.rootfsDir, cgroupParent: config.cgroupParent, probed: config.probed, seccompProgram: config.seccompProgram });
   const { MsbDriver } = await import("../runtime/msb/index");
-  return new MsbDriver({ msbPath: config.msbPath, msbHome: config.msbHome });
+  return new MsbDriver({ msbPath: config.msbPath, msbHome: config.msbHome, ...(config.viewsDir ? { viewsDir: config.viewsDir } : {}) });
 }
 
 export async function createDriver(config: DriverConfig): Promise<RuntimeDriver> {

@@ -13,7 +13,7 @@ import { vmSeccompProgramBase64 } from "../runtime/local/vm-seccomp";
 export type SingleDriverConfig =
   | { kind: "local"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability; seccompProgram?: string; execAgent?: boolean }
   | { kind: "gvisor"; stateDir: string; rootfsDir?: string; cgroupParent?: string; probed?: Capability; seccompProgram?: string }
-  | { kind: "msb"; msbPath?: string; msbHome?: string };
+  | { kind: "msb"; msbPath?: string; msbHome?: string; viewsDir?: string };
 
 /**
  * `config` carrying what the main thread already found and built for it, so that no actor Worker redoes it: its

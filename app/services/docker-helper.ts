@@ -8,9 +8,10 @@
 //   stop    stops the daemon (it stops its containers)    purge   stops it and removes its data and log
 // The daemon runs under a supervisor (`supervise`, in its own session, so it outlives the command that
 // started it) that restarts it when it dies, at most RESTARTS times. Its data is on the home volume, inside
-// the disk quota, and kept across VM stops; its state (pids, lock) is under /run, the VM's own.
+// the disk quota, and kept across VM stops; its state (pids, lock, log) is under /run, the VM's own, or
+// /tmp where the image's root is read-only.
 
-/** Where the manager installs the helper: on every image's PATH. */
+/** Where the manager installs the helper (on every image's PATH); ~/.local/bin where the root is read-only. */
 export const DOCKER_HELPER_PATH = "/usr/local/bin/sandbox-docker";
 
 /** Exit codes the manager tells apart. */
@@ -19,12 +20,15 @@ export const DOCKER_HELPER_EXIT = { notInstalled: 69, noAnswer: 70, busy: 75, no
 export const DOCKER_HELPER = `#!/bin/sh
 # sandbox-docker: starts and supervises this VM's Docker Engine (installed by session-sandbox; docs/docker.md).
 set -u
+# Docker's static binaries unpacked into the home volume (kept when the VM is recreated) count too.
+PATH="$PATH:\${HOME:-/home/agent}/.local/bin:\${HOME:-/home/agent}/bin"
 STATE=/run/sandbox-docker
+mkdir -p "$STATE" 2>/dev/null || STATE=/tmp/sandbox-docker
 DATA="\${HOME:-/home/agent}/.local/share/docker"
-LOG=/var/log/sandbox-dockerd.log
+LOG="$STATE/dockerd.log"
 WAIT="\${SANDBOX_DOCKER_WAIT:-180}"
 RESTARTS=5
-SELF=${DOCKER_HELPER_PATH}
+SELF=$0
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
 ready() { docker version --format '{{.Server.Version}}' 2>/dev/null; }
@@ -114,12 +118,13 @@ esac
 
 /**
  * Installs the helper given as $1 (written beside it and renamed over it, so a running copy is never cut)
- * and runs it with the rest of the arguments.
+ * and runs it with the rest of the arguments; by `sh`, so a home volume mounted noexec still runs it.
  */
 export const INSTALL_AND_RUN = `set -e
 helper=$1; shift
-mkdir -p "$(dirname ${DOCKER_HELPER_PATH})"
-printf '%s' "$helper" > ${DOCKER_HELPER_PATH}.new
-chmod 755 ${DOCKER_HELPER_PATH}.new
-mv -f ${DOCKER_HELPER_PATH}.new ${DOCKER_HELPER_PATH}
-exec ${DOCKER_HELPER_PATH} "$@"`;
+dir=${DOCKER_HELPER_PATH.slice(0, DOCKER_HELPER_PATH.lastIndexOf("/"))}
+if ! { mkdir -p "$dir" && [ -w "$dir" ]; } 2>/dev/null; then dir="\${HOME:-/home/agent}/.local/bin"; mkdir -p "$dir"; fi
+printf '%s' "$helper" > "$dir/.sandbox-docker.$$"
+chmod 755 "$dir/.sandbox-docker.$$"
+mv -f "$dir/.sandbox-docker.$$" "$dir/sandbox-docker"
+exec sh "$dir/sandbox-docker" "$@"`;

@@ -11,11 +11,14 @@
 // - network: none at all; the policy is stored for inspect only (nothing is enforced or reachable);
 // - limits: cpus and memory become cgroup limits (a microVM has vCPUs and guest RAM instead), with the
 //   local runtime's pids limit (msb sets none), and the volume is the local runtime's (a quota msb lacks);
-// - `remove` keeps the named volume by leaving the stopped local VM in place until `volume remove`.
+// - `remove` keeps the named volume by leaving the stopped local VM in place until `volume remove`;
+// - a repository view msb would be given is replaced by the repository itself, bound at its own path
+//   (unguarded: the guard is the views' own, tested on the embedded tiers and with the real views).
 import { existsSync, fstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR, TRUST_BUNDLE_FILE, type BindMount, type VmSpec } from "../../runtime/driver";
 import { createLocalDriver, type LocalDriver } from "../../runtime/local/index";
+import { isRepoViewPath } from "../../runtime/repo-fs/repo-views";
 import repliesFixture from "./fixtures/stand-in-replies-0.6.18.json";
 import { parseCreate, parseExec, parseList, parseNamed, type StoredSandbox, UsageError } from "./stand-in-args";
 import { inspectJson, listJson } from "./stand-in-json";
@@ -83,8 +86,11 @@ function guestSpec(sandbox: Omit<StoredSandbox, "createdAt">): VmSpec {
   const trust = sandbox.binds.find((b) => b.guest === GUEST_TRUST_DIR && !b.file && b.readOnly);
   for (const bind of sandbox.binds) {
     if (bind === trust || (trust && bind.file && bind.guest === GUEST_SYSTEM_CA_BUNDLE && bind.host === `${trust.host}/${TRUST_BUNDLE_FILE}`)) continue;
-    if (bind.host !== bind.guest) throw new Error(`the stand-in msb (a FAKE) mounts only at the identical path, not ${bind.host} at ${bind.guest}`);
-    mounts.push({ hostPath: bind.host, ...(bind.readOnly ? { readOnly: true } : {}), ...(bind.file ? { kind: "file" as const } : {}) });
+    // A repository view (runtime/repo-fs) is shown at the repository's own path: the stand-in binds the
+    // repository there itself, without the view's guard (the local runtime binds at the identical path only).
+    const hostPath = isRepoViewPath(bind.host) ? bind.guest : bind.host;
+    if (hostPath !== bind.guest) throw new Error(`the stand-in msb (a FAKE) mounts only at the identical path, not ${bind.host} at ${bind.guest}`);
+    mounts.push({ hostPath, ...(bind.readOnly ? { readOnly: true } : {}), ...(bind.file ? { kind: "file" as const } : {}) });
   }
   return {
     name: sandbox.name,
