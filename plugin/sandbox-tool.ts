@@ -1,7 +1,8 @@
 // The `sandbox` tool for the model: the session's sandbox status (mode, VM, resources, network policy,
-// which provider would run its commands), help, and forwarded ports. It cannot change the sandbox; the one
-// thing it opens is a port forward, inbound only and on the host's loopback (unless the operator chose
-// another address), so that the model can give the user the URL of a dev server it started in the VM.
+// which provider would run its commands), help, forwarded ports, and the VM's Docker Engine. It cannot change
+// the sandbox; what it opens is a port forward, inbound only and on the host's loopback (unless the operator
+// chose another address), so that the model can give the user the URL of a dev server it started in the VM,
+// and it starts the Docker Engine the user gave the session (docs/docker.md).
 import { tool } from "@opencode-ai/plugin";
 import { inspectClaims } from "../sdk/index";
 import { instanceFor, managerOf } from "./provider";
@@ -12,6 +13,7 @@ const HELP = `Sandbox help (session-sandbox)
 - The VM sees the repository at the same absolute path, plus shared OpenCode directories; nothing else of the host. /tmp is private. No network unless the sandbox policy allows it.
 - If the sandbox cannot be reached or fails, commands are refused with the reason. They are never run on the host instead: report the reason to the user rather than trying to work around it.
 - A server you start in the VM (npm run dev, python3 -m http.server 8000) listens inside the VM only. To let the user open it, start it in the background, then call this tool with action "forward" and its port: the answer is a URL on the user's machine. Forwards close when the VM stops.
+- Docker: when the user turned it on for this session (its VM must be a microVM), call this tool with action "docker" to start the Docker Engine before docker commands; in the VM, \`sandbox-docker start|status|log\` does the same.
 - Only the user can turn the sandbox on or off or change its CPUs, memory and network policy (through the manager's API, SDK or admin scripts: PUT /api/session-sandbox/<session id>). This tool cannot change them.`;
 
 type Line = [string, unknown];
@@ -27,14 +29,15 @@ function describeNetworkPolicy(policy: View["network"]["effective"]): string {
 export function createSandboxTool(sessions: SessionTracker) {
   return tool({
     description:
-      "Shows this session's sandbox status (mode, VM, resources, network policy, provider) or help; forwards a port of the session's VM (a dev server you started there) to the user's machine and answers its URL, or lists the forwards. It cannot change the sandbox itself.",
+      "Shows this session's sandbox status (mode, VM, resources, network policy, provider) or help; forwards a port of the session's VM (a dev server you started there) to the user's machine and answers its URL, or lists the forwards; starts the VM's Docker Engine when the user turned Docker on. It cannot change the sandbox itself.",
     args: {
-      action: tool.schema.enum(["status", "help", "forward", "ports"]).optional().describe("status (default), help, forward (a port of the VM: give `port`) or ports (the forwards)"),
+      action: tool.schema.enum(["status", "help", "forward", "ports", "docker"]).optional().describe("status (default), help, forward (a port of the VM: give `port`), ports (the forwards) or docker (start the VM's Docker Engine)"),
       port: tool.schema.number().int().min(1).max(65535).optional().describe("with forward: the port the server listens on inside the VM"),
     },
     async execute(args, context) {
       if (args.action === "help") return HELP;
       if (args.action === "forward" || args.action === "ports") return forwardTool(sessions, args.action, args.port, context);
+      if (args.action === "docker") return dockerTool(sessions, context);
       const instance = instanceFor(context.directory);
       const lines: Line[] = [["session", context.sessionID]];
       try {
@@ -52,6 +55,7 @@ export function createSandboxTool(sessions: SessionTracker) {
           ["memory (MiB)", view.resources.effective.memoryMib],
           ["network", describeNetworkPolicy(view.network.effective)],
           ["network policy source", view.network.override === null ? "settings default" : "session override (set by the user)"],
+          ["docker", view.docker.effective ? "on (start it with action docker)" : "off (only the user can turn it on)"],
         );
       } catch (error) {
         lines.push(["manager", `unavailable: ${(error as Error).message}. Shell commands are refused until it answers; they never fall back to the host.`]);
@@ -82,5 +86,16 @@ async function forwardTool(sessions: SessionTracker, action: "forward" | "ports"
     return { title: `port ${port} forwarded`, output: `VM port ${port} is reachable at ${forward.url} on the user's machine (give the user this URL). It closes when the VM stops.`, metadata: { forward } };
   } catch (error) {
     return { title: "forward failed", output: `the port could not be forwarded: ${(error as Error).message}`, metadata: {} };
+  }
+}
+
+/** The docker action: the Docker Engine answers, or why it does not (off, a tier without it, no dockerd in the image). */
+async function dockerTool(sessions: SessionTracker, context: { sessionID: string; directory: string }) {
+  try {
+    await sessions.ensureRegistered(context.sessionID);
+    const { version } = await managerOf(instanceFor(context.directory)).docker.start(context.sessionID);
+    return { title: "docker ready", output: `the VM's Docker Engine ${version} answers: docker and docker compose work in this session's commands`, metadata: { version } };
+  } catch (error) {
+    return { title: "docker unavailable", output: `Docker could not be started: ${(error as Error).message}`, metadata: {} };
   }
 }

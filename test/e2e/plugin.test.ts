@@ -100,7 +100,7 @@ describe("opencode plugin, sandboxed session", () => {
     expect(part?.state.output).toContain("sandboxed: true");
     expect(part?.state.output).toContain(vmName);
     expect(part?.state.output).toContain("provider session-sandbox: claims (default)");
-    expect(part?.state.output).toContain("network: none (no network access)\nnetwork policy source: settings default");
+    expect(part?.state.output).toContain("network: none (no network access)\nnetwork policy source: settings default\ndocker: off (only the user can turn it on)");
   });
 
   test("a server the agent starts in the VM → the sandbox tool forwards its port and answers a URL the user's browser (here fetch) opens", async () => {
@@ -112,6 +112,12 @@ describe("opencode plugin, sandboxed session", () => {
     expect(url).toBeDefined();
     expect(await (await fetch(url!)).text()).toBe("served-from-the-vm\n");
     await manager.client.ports.close(sessionID, 8765);
+  });
+
+  test("the sandbox tool's docker action → the manager's answer, here that the user has not turned Docker on", async () => {
+    const [part] = await prompt(oc, sessionID, 'CALL:sandbox {"action":"docker"}');
+    expect(part?.tool).toBe("sandbox");
+    expect(part?.state.output).toBe(`Docker could not be started: docker is off for session ${sessionID}: turn it on for its root with PUT /api/session-sandbox/${sessionID} {"docker": true} (or \`session-sandbox docker ${sessionID} on\`), or the settings' docker default`);
   });
 
   test("toggle off through the SDK → the next command runs on the host; toggle on → a fresh VM", async () => {

@@ -185,6 +185,8 @@ export function VmPage({ name, tick, feed }: { name: string; tick: number; feed:
           <dd>{vm.spec ? `${cpuCount(vm.spec.cpus)}, ${vm.spec.memoryMib} MiB, /tmp ${vm.spec.tmpSizeMib} MiB` : "—"}</dd>
           <dt>Isolation tier</dt>
           <dd>{sandbox.data ? `${sandbox.data.isolation.effective}${sandbox.data.isolation.override === null ? " (the settings' default)" : " (set for this session)"}` : "—"}</dd>
+          <dt>Docker Engine</dt>
+          <dd>{sandbox.data ? `${sandbox.data.docker.effective ? "on" : "off"}${sandbox.data.docker.override === null ? " (the settings' default)" : " (set for this session)"}` : "—"}</dd>
           <dt>Image</dt>
           <dd>{vm.spec?.image ?? "—"}</dd>
           <dt>Created / last used</dt>
