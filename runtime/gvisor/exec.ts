@@ -50,6 +50,14 @@ export async function guestProcesses(ctx: DriverContext, id: string, marker = `$
 }
 
 /**
+ * How long the kill of a timed-out or aborted command may take. Longer than the container tier's: each round
+ * is a runsc exec that lists the guest's processes and a runsc kill per process, and on a loaded 2-core
+ * machine two rounds of a fast-forking command took over 5 s (a CI run). Only a command that will not die
+ * waits it out.
+ */
+const KILL_GRACE_MS = 15_000;
+
+/**
  * SIGKILLs the exec's processes until none is left (a process with SIGKILL pending cannot fork): its tree
  * from `rootPid` while runsc exec still waits on that pid, then every process that still carries the exec's
  * marker, with its own tree — an orphan forked between a listing and its kill outlives the root.
@@ -104,13 +112,18 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   const stdin = request.stdin && !attach ? new StdinFeed(request.stdin) : undefined;
   if (attach) attach({ pid: proc.pid, stdin: proc.stdin as FileSink, guestPid: () => readGuestPid(pidFile) });
   else if (stdin) void stdin.into(proc.stdin as FileSink);
-  const { exitCode, cancelReason, cancelled, disarm } = superviseExec(proc, request, async (running, deadline) => {
-    // The command's guest pid is known once runsc has started it.
-    while (running() && readGuestPid(pidFile) === undefined && performance.now() < deadline) await Bun.sleep(10);
-    const rootPid = readGuestPid(pidFile);
-    if (rootPid) await killExecTree(ctx, id, execId, rootPid, running, deadline);
-    while (running() && performance.now() < deadline) await Bun.sleep(10);
-  });
+  const { exitCode, cancelReason, cancelled, disarm } = superviseExec(
+    proc,
+    request,
+    async (running, deadline) => {
+      // The command's guest pid is known once runsc has started it.
+      while (running() && readGuestPid(pidFile) === undefined && performance.now() < deadline) await Bun.sleep(10);
+      const rootPid = readGuestPid(pidFile);
+      if (rootPid) await killExecTree(ctx, id, execId, rootPid, running, deadline);
+      while (running() && performance.now() < deadline) await Bun.sleep(10);
+    },
+    KILL_GRACE_MS,
+  );
 
   // runsc prints its own failures (e.g. a program not found) on the command's stderr: held until the command surely ran.
   const hold = holdStartupOutput(sink);

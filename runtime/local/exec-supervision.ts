@@ -12,13 +12,14 @@ type CancelReason = "timeout" | "abort";
 
 /**
  * Watches the runtime process of one exec: on the request's timeout or abort (the first of them), `kill`
- * ends the command's whole tree by `deadline`; past it the runtime process itself is SIGKILLed. `disarm`
- * when the exec is over.
+ * ends the command's whole tree by `deadline` (`graceMs` after the cancel); past it the runtime process
+ * itself is SIGKILLed. `disarm` when the exec is over.
  */
 export function superviseExec(
   proc: { exited: Promise<number>; kill(signal: "SIGKILL"): void },
   request: ExecRequest,
   kill: (running: () => boolean, deadline: number) => Promise<void>,
+  graceMs = CANCEL_GRACE_MS,
 ): { exitCode: Promise<number>; cancelReason: () => CancelReason | undefined; cancelled: () => Promise<void>; disarm: () => void } {
   let exited = false;
   const exitCode = proc.exited.finally(() => (exited = true));
@@ -28,7 +29,7 @@ export function superviseExec(
     if (reason || exited) return;
     reason = why;
     cancelling = (async () => {
-      await kill(() => !exited, performance.now() + CANCEL_GRACE_MS);
+      await kill(() => !exited, performance.now() + graceMs);
       if (!exited) proc.kill("SIGKILL");
     })();
   };

@@ -92,6 +92,8 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
  * bench/compare-revision.ts). Removals refill at once (see removeVm); refill() skips if a spare exists.
  */
 const SPARE_REFILL_DELAY_MS = 1_000;
+/** The longest a stopped VM's processes may take to leave its cgroup after SIGKILL. */
+const POWER_OFF_KILL_MS = 15_000;
 
 function refillLater(ctx: DriverContext, diskMib: number): void {
   const timer = setTimeout(() => ctx.volumes.disks.spares.refill(diskMib), SPARE_REFILL_DELAY_MS);
@@ -144,8 +146,9 @@ export async function startVm(ctx: DriverContext, name: string): Promise<void> {
 async function powerOff(ctx: DriverContext, name: string, cgroupPath: string): Promise<void> {
   const { layout } = ctx;
   ctx.store.setRunning(name, undefined);
-  // Killing the whole cgroup tree (not just PID 1) also covers a VM whose crun state was lost.
-  if (!(await killCgroup(layout, cgroupPath))) throw new Error(`processes of VM ${name} survived SIGKILL`);
+  // Killing the whole cgroup tree (not just PID 1) also covers a VM whose crun state was lost. The bound is
+  // for a loaded machine: a gVisor VM's Sentry and gofer took over 5 s to leave their cgroup in a CI run.
+  if (!(await killCgroup(layout, cgroupPath, POWER_OFF_KILL_MS))) throw new Error(`processes of VM ${name} survived SIGKILL`);
   for (const sub of listSubCgroups(layout, cgroupPath)) removeCgroup(layout, `${cgroupPath}/${sub}`);
   await ctx.runtime.delete(ctx.paths.containerId(name));
   await ctx.runtime.release({ name });
