@@ -191,6 +191,7 @@ export function createManager(deps: ManagerDeps) {
   const docker = createDockerService({
     exec: execService,
     sessionSandbox: services.sessionSandbox,
+    dockerRefusalFor: (isolation) => placement.tierFor(isolation)?.dockerRefusal,
     rootsWithVms: () => supervisor.list().flatMap((record) => (record.rootSessionID ? [record.rootSessionID] : [])),
     log: deps.log,
   });

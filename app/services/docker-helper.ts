@@ -96,12 +96,17 @@ supervise() {
 }
 
 stop() {
+  # The supervisor goes first and is waited for too: one that saw dockerd die after "stopping" was removed
+  # would start it again.
   touch "$STATE/stopping" 2>/dev/null || true
-  if alive "$STATE/supervisor.pid"; then kill "$(cat "$STATE/supervisor.pid")" 2>/dev/null || true; fi
-  if alive "$STATE/dockerd.pid"; then kill "$(cat "$STATE/dockerd.pid")" 2>/dev/null || true; fi
+  for name in supervisor dockerd; do
+    if alive "$STATE/$name.pid"; then kill "$(cat "$STATE/$name.pid")" 2>/dev/null || true; fi
+  done
   waited=0
-  while alive "$STATE/dockerd.pid" && [ "$waited" -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
-  if alive "$STATE/dockerd.pid"; then kill -9 "$(cat "$STATE/dockerd.pid")" 2>/dev/null || true; fi
+  while { alive "$STATE/dockerd.pid" || alive "$STATE/supervisor.pid"; } && [ "$waited" -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+  for name in supervisor dockerd; do
+    if alive "$STATE/$name.pid"; then kill -9 "$(cat "$STATE/$name.pid")" 2>/dev/null || true; fi
+  done
   rm -f "$STATE/supervisor.pid" "$STATE/dockerd.pid" "$STATE/gave-up" "$STATE/stopping"
 }
 

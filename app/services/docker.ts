@@ -1,10 +1,12 @@
 // A Docker Engine in a session's VM (docs/docker.md), on demand: POST /api/sessions/:id/docker/start installs
 // the guest's helper (docker-helper.ts) and runs it there, through the exec path like any command of the
 // manager's own (so in the VM, never on the host, and in the session's history). Which tiers can hold a
-// daemon is the tier's answer (runtime/tiers/): the settings refuse the others, and a command of a session
-// whose setting a tier cannot meet is refused before it runs (exec-prepare.ts). Switching docker off stops
+// daemon is the tier's answer (runtime/tiers/): the settings refuse the others, a command of a root that
+// asked for Docker in a tier that cannot hold it is refused before it runs (exec-prepare.ts), and the
+// settings' default applies only where the session's tier can. Switching docker off stops
 // the daemon and removes its data from the VM, in the background.
 import { DockerUnavailableError } from "../errors";
+import type { IsolationChoice } from "../../runtime/isolation";
 import type { Logger } from "../log";
 import { DOCKER_HELPER, DOCKER_HELPER_EXIT, INSTALL_AND_RUN } from "./docker-helper";
 import type { ExecService } from "./exec";
@@ -24,12 +26,14 @@ export type DockerStarted = { version: string };
 export type DockerServiceDeps = {
   exec: Pick<ExecService, "startManaged">;
   sessionSandbox: Pick<SessionSandboxService, "get">;
+  /** Why the tier an isolation choice runs in here cannot hold a Docker Engine; undefined: it can. */
+  dockerRefusalFor: (isolation: IsolationChoice) => string | undefined;
   /** The roots that have a VM now: a root without one has no daemon or data to remove. */
   rootsWithVms: () => string[];
   log: Logger;
 };
 
-export function createDockerService({ exec, sessionSandbox, rootsWithVms, log }: DockerServiceDeps) {
+export function createDockerService({ exec, sessionSandbox, dockerRefusalFor, rootsWithVms, log }: DockerServiceDeps) {
   async function runHelper(sessionId: string, action: "start" | "purge", timeoutMs: number, signal: AbortSignal): Promise<HelperRun> {
     let stdout = "";
     let stderr = "";
@@ -61,6 +65,9 @@ export function createDockerService({ exec, sessionSandbox, rootsWithVms, log }:
     if (!view.docker.effective) {
       throw new DockerUnavailableError(409, `docker is off for session ${sessionId}: turn it on for its root with PUT /api/session-sandbox/${view.rootSessionID} {"docker": true} (or \`session-sandbox docker ${view.rootSessionID} on\`), or the settings' docker default`);
     }
+    // On by the settings' default, in a session whose own isolation cannot hold it.
+    const refusal = dockerRefusalFor(view.isolation.effective);
+    if (refusal) throw new DockerUnavailableError(409, `docker cannot run in this session's isolation (${view.isolation.effective}): ${refusal}`);
     const run = await runHelper(sessionId, "start", START_TIMEOUT_MS, signal);
     const version = /^docker (\S+) ready$/m.exec(run.stdout)?.[1];
     if (run.exitCode === 0 && version) return { version };

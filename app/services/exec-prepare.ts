@@ -127,7 +127,9 @@ export function createExecPreparer(deps: ExecPrepareDeps) {
     // Never a weaker tier than the one asked for: a tier that stopped working here refuses the command.
     const placement = placeIsolation(view.isolation.effective);
     if (!placement.tier) throw new RuntimeFailedError(`the session's isolation cannot be met, so the command was not run: ${placement.reason}`);
-    if (view.docker.effective && placement.tier.dockerRefusal) {
+    // A root that asked for Docker itself never runs without the isolation that holds it; the settings'
+    // default applies where the session's tier can hold it (docker start says why not elsewhere).
+    if (view.docker.override === true && placement.tier.dockerRefusal) {
       throw new RuntimeFailedError(`the session's docker setting cannot be met in the ${placement.tier.name} tier, so the command was not run: ${placement.tier.dockerRefusal}; or switch docker off for it`);
     }
     if (runtimeUnavailable) throw new RuntimeFailedError(`no sandbox runtime is usable, so the command was not run: ${runtimeUnavailable}`);

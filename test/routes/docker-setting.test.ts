@@ -1,7 +1,8 @@
 // The docker setting and a root session's override, in-process: which tiers may hold a Docker Engine (the
 // microvm tier; the container and gVisor tiers refuse with why and the fix, changing nothing), the checks
-// when the isolation moves under it, forks inheriting it, a command of a session whose docker a tier
-// stopped meeting refused before it runs, and the start route's answer when docker is off.
+// when the isolation moves under it, forks inheriting it, a command of a root that asked for docker in a
+// tier that stopped holding it refused before it runs, the settings' default applying only where a
+// session's tier can hold it, and the start route's answers.
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { DockerUnavailableError, RuntimeFailedError } from "../../sdk/index";
@@ -57,6 +58,16 @@ describe("docker setting and override", () => {
     // The default: on with a default isolation that can hold it, then the default isolation cannot move away.
     expect((await app.client.settings.patch({ isolation: "microvm", docker: true })).docker).toBe(true);
     expect((await refusal(app.client.settings.patch({ isolation: "container" })))?.code).toBe("DOCKER_UNAVAILABLE");
+  });
+
+  test("on by the settings' default → only where the session's tier holds it: a session in the container tier keeps working, and docker start says why not", async () => {
+    const app = await start();
+    await app.client.sandbox.set("ses_root", { isolation: "container" });
+    expect((await app.client.settings.patch({ isolation: "microvm", docker: true })).docker).toBe(true);
+    expect((await app.client.sandbox.get("ses_root")).docker).toEqual({ override: null, effective: true });
+    const why = await refusal(app.client.docker.start("ses_root"));
+    expect(why?.status).toBe(409);
+    expect(why?.message).toStartWith("docker cannot run in this session's isolation (container): the container tier shares the host's kernel");
   });
 
   test("POST …/docker/start with docker off → 409 naming how to turn it on", async () => {
