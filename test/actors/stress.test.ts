@@ -1,6 +1,7 @@
 // Stress over the real runtime: 30 sessions doing random execs, toggles, resizes and deletes under a cap
-// of 3. A sampler reads the runtime's own list throughout: the cap is never exceeded. Every command
-// proves it ran in a fresh VM after a toggle-off or delete (no stale VM). Nothing is left afterwards.
+// of 3. A sampler reads the runtime's own list throughout: the cap is never exceeded. Every command reads
+// its volume's identity (made by the first command in it): one that starts after a toggle-off was applied
+// never sees a volume commands saw before that toggle-off was asked for (no stale VM). Nothing is left.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { NotSandboxedError, SessionNotFoundError, VmCapReachedError } from "../../sdk/index";
 import { eventually, makeActorFixture, type ActorFixture } from "./fixture";
@@ -27,11 +28,14 @@ describe("stress", () => {
     const seed = Number(process.env.STRESS_SEED ?? Date.now() % 100_000);
     const random = prng(seed);
     const repo = f.makeRepo("shared");
-    const generation = new Map<string, number>();
+    // Per session: the volume identities finished commands saw, and those a toggle-off has retired.
+    const seen = new Map<string, Set<string>>();
+    const retired = new Map<string, Set<string>>();
     const ids = Array.from({ length: SESSIONS }, (_, i) => `ses_stress_${i}`);
     for (const id of ids) {
       await f.client.sessions.register({ id, directory: repo });
-      generation.set(id, 0);
+      seen.set(id, new Set());
+      retired.set(id, new Set());
     }
 
     let maxRunning = 0;
@@ -71,13 +75,15 @@ describe("stress", () => {
       if (roll < 0.7) {
         // Like an agent, retry a cap refusal a few times: with 6 workers and a cap of 3, all places can be busy.
         for (let attempt = 0; attempt < 50; attempt++) {
-          const gen = generation.get(id)!;
+          const retiredAtStart = new Set(retired.get(id));
           try {
-            // The volume remembers every generation that used it; a fresh VM after a toggle-off or delete has none older.
-            const result = await f.client.run(id, { command: `cat ~/gen 2>/dev/null; echo ${gen} >> ~/gen`, cwd: repo, timeoutMs: 30_000 });
+            // The first command in a volume names it (noclobber: one name however many race); a concurrent
+            // reader may find it still empty, which counts for nothing.
+            const result = await f.client.run(id, { command: "(set -C; od -An -N8 -tx8 /dev/urandom > ~/volume-id) 2>/dev/null; cat ~/volume-id", cwd: repo, timeoutMs: 30_000 });
             counts.exec++;
-            const older = result.stdout.split("\n").filter((line) => line !== "" && Number(line) < gen);
-            if (older.length > 0) stale.push(`${id}: saw generations ${older.join(",")} at ${gen}`);
+            const volume = result.stdout.trim();
+            if (volume && retiredAtStart.has(volume)) stale.push(`${id}: a command started after a toggle-off ran on the volume ${volume} from before it`);
+            if (volume) seen.get(id)!.add(volume);
             return;
           } catch (error) {
             if (error instanceof VmCapReachedError) {
@@ -91,8 +97,10 @@ describe("stress", () => {
         }
       } else if (roll < 0.85) {
         const on = (await f.client.sandbox.get(id)).sandboxed;
-        if (on) generation.set(id, generation.get(id)! + 1);
+        const before = [...seen.get(id)!];
         await f.client.sandbox.set(id, { sandboxed: !on });
+        // Applied: the VM and volume of every command that finished before it was asked for are retired.
+        if (on) for (const volume of before) retired.get(id)!.add(volume);
         counts.toggle++;
       } else if (roll < 0.97) {
         await f.client.sandbox.set(id, { resources: { memoryMib: 256 + 128 * Math.floor(random() * 3) } });

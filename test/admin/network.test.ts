@@ -29,6 +29,7 @@ describe("bun run network", () => {
       NETWORK    none (default)
       IMAGE      builtin (default)
       ISOLATION  microvm (default)
+      DOCKER     off (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -48,6 +49,7 @@ describe("bun run network", () => {
       NETWORK    allowlist: api.github.com, *.example.com, loopback (session override)
       IMAGE      builtin (default)
       ISOLATION  microvm (default)
+      DOCKER     off (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -62,7 +64,7 @@ describe("bun run network", () => {
   test("<session> none|all --json → the override and the effective policy", async () => {
     const all = parseJson<SandboxJson>(await m.run("network", ["ses_root", "all", "--json"]));
     expect(all.network).toEqual({ override: { mode: "all" }, effective: { mode: "all" } });
-    expect(Object.keys(all)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "isolation", "toggledAt", "vmName", "lastStop"]);
+    expect(Object.keys(all)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "isolation", "docker", "toggledAt", "vmName", "lastStop"]);
     const none = parseJson<SandboxJson>(await m.run("network", ["ses_root", "none", "--json"]));
     expect(none.network).toEqual({ override: { mode: "none" }, effective: { mode: "none" } });
     expect((await m.run("network", ["ses_root"])).stdout).toContain("NETWORK    none (session override)\n");

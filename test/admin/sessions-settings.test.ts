@@ -1,4 +1,4 @@
-// `sessions`, `settings`, `sandbox` and `resources` end to end against the real manager process: each
+// `sessions`, `settings`, `sandbox`, `resources` and `docker` end to end against the real manager process: each
 // script run as `bun run --silent <name>`, the table form snapshotted, the --json form parsed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { normalize, parseJson, startAdminManager, type AdminManager } from "./fixture";
@@ -85,6 +85,7 @@ describe("bun run settings", () => {
       image                  builtin
       maxImageMib            16384 (16G)
       isolation              microvm
+      docker                 false
       "
     `);
   });
@@ -110,6 +111,7 @@ describe("bun run settings", () => {
       image                  builtin
       maxImageMib            16384 (16G)
       isolation              microvm
+      docker                 false
       "
     `);
     expect(await m.client.settings.get()).toMatchObject({ memoryMib: 1536, idleStopMinutes: 120, execTimeoutMs: 90_000, maxRunningVms: 3, defaultForNewSessions: false, network: { mode: "allowlist", allow: ["api.github.com", "*.example.com"] } });
@@ -126,7 +128,7 @@ describe("bun run settings", () => {
     expect(await m.run("settings", ["set", "bogus=1"])).toEqual({
       exitCode: 2,
       stdout: "",
-      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, idleSuspendMinutes, holdWhileBusy, maxHoldMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image, maxImageMib, isolation\n',
+      stderr: 'settings: unknown setting "bogus" — fix: use one of enabled, defaultForNewSessions, cpus, memoryMib, idleStopMinutes, idleSuspendMinutes, holdWhileBusy, maxHoldMinutes, maxRunningVms, execTimeoutMs, network, forwardGitCredentials, diskMib, image, maxImageMib, isolation, docker\n',
     });
     expect((await m.run("settings", ["set", "cpus=two"])).stderr).toBe('settings: cpus "two" is not a whole number — fix: write it like 2\n');
     const refused = await m.run("settings", ["set", "maxRunningVms=100000"]);
@@ -149,6 +151,7 @@ describe("bun run sandbox", () => {
       NETWORK    none (default)
       IMAGE      builtin (default)
       ISOLATION  microvm (default)
+      DOCKER     off (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    -
       LAST STOP  -
@@ -167,6 +170,7 @@ describe("bun run sandbox", () => {
       NETWORK    none (default)
       IMAGE      builtin (default)
       ISOLATION  microvm (default)
+      DOCKER     off (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -
@@ -176,7 +180,7 @@ describe("bun run sandbox", () => {
     const on = parseJson<SandboxJson>(await m.run("sandbox", ["ses_root", "on", "--json"]));
     expect(on).toMatchObject({ sessionID: "ses_root", sandboxed: true, source: "explicit", serverEnabled: true, vmName: (await m.client.sandbox.get("ses_root")).vmName });
     expect(on.toggledAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(Object.keys(on)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "isolation", "toggledAt", "vmName", "lastStop"]);
+    expect(Object.keys(on)).toEqual(["sessionID", "rootSessionID", "sandboxed", "source", "serverEnabled", "resources", "network", "image", "isolation", "docker", "toggledAt", "vmName", "lastStop"]);
   });
 
   test("a child, an unknown session, a bad mode → the reason and the fix, exit 1 / 1 / 2", async () => {
@@ -201,6 +205,7 @@ describe("bun run resources", () => {
       NETWORK    none (default)
       IMAGE      builtin (default)
       ISOLATION  microvm (default)
+      DOCKER     off (default)
       VM         ocm-session-XXXXXXXXXXXX
       TOGGLED    YYYY-MM-DDThh:mm:ssZ
       LAST STOP  -
@@ -222,5 +227,19 @@ describe("bun run resources", () => {
     const tooMany = await m.run("resources", ["ses_root", "--cpus", "4096"]);
     expect(tooMany.exitCode).toBe(1);
     expect(tooMany.stderr).toMatch(/host's \d+ CPUs/);
+  });
+});
+
+describe("bun run docker", () => {
+  test("<session> on → the session's override, shown; --clear → the default again; start with docker off → exit 1 with how to turn it on; a bad action → exit 2", async () => {
+    const on = await m.run("docker", ["ses_root", "on"]);
+    expect(on).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(normalize(on.stdout)).toContain("DOCKER     on (session override)");
+    const cleared = parseJson<{ docker: unknown }>(await m.run("docker", ["ses_root", "--clear", "--json"]));
+    expect(cleared.docker).toEqual({ override: null, effective: false });
+    const start = await m.run("docker", ["ses_root", "start"]);
+    expect(start.exitCode).toBe(1);
+    expect(start.stderr).toContain('docker is off for session ses_root: turn it on for its root with PUT /api/session-sandbox/ses_root {"docker": true}');
+    expect(await m.run("docker", ["ses_root", "maybe"])).toMatchObject({ exitCode: 2, stderr: expect.stringContaining('"maybe" is not a docker action') });
   });
 });
