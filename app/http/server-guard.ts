@@ -8,14 +8,19 @@ import type { Logger } from "../log";
 type Fetch = (request: Request) => Response | Promise<Response>;
 type ServerFetch = (request: Request, server: { timeout(request: Request, seconds: number): void }) => Response | Promise<Response>;
 
-/** Streams that may stay quiet for as long as their command (or client) lives: exec output and events. */
-const STREAMING = [
+/**
+ * Requests that may stay quiet for as long as their command (or client) lives: exec output and events
+ * (streams), and a Docker start, which answers once the daemon does (up to 180 s).
+ */
+const QUIET_FOR_LONG = [
   { method: "POST", path: /^\/api\/sessions\/[^/]+\/exec$/ },
   { method: "GET", path: /^\/api\/events$/ },
+  { method: "POST", path: /^\/api\/sessions\/[^/]+\/docker\/start$/ },
 ];
 
-function isStreaming(method: string, path: string): boolean {
-  return STREAMING.some((route) => route.method === method && route.path.test(path));
+/** Exported so a test checks which requests are exempt from the idle timeout. */
+export function isQuietForLong(method: string, path: string): boolean {
+  return QUIET_FOR_LONG.some((route) => route.method === method && route.path.test(path));
 }
 
 function errorResponse(error: DomainError): Response {
@@ -24,7 +29,7 @@ function errorResponse(error: DomainError): Response {
 
 /**
  * Refuses requests without a parseable URL before they reach `fetch`, and lifts Bun's idle timeout
- * (10 s) from streaming routes: a command quiet for longer is not an idle connection (invariant 8). Done
+ * (10 s) from the routes that may stay quiet: a command quiet for longer is not an idle connection (invariant 8). Done
  * here because Elysia's handlers never see Bun's server when the app is served through `app.fetch`.
  * The streams send heartbeats for proxies in between; the exec has its own timeout.
  */
@@ -33,7 +38,7 @@ export function guardFetch(fetch: Fetch): ServerFetch {
     // Checked, not parsed: a URL object on every request cost more than the rest of this guard.
     const url = request.url;
     if (!URL.canParse(url)) return errorResponse(new InvalidHostError());
-    if (isStreaming(request.method, routedPath(url))) server.timeout(request, 0);
+    if (isQuietForLong(request.method, routedPath(url))) server.timeout(request, 0);
     return fetch(request);
   };
 }
