@@ -3,8 +3,8 @@
 // manager's own (so in the VM, never on the host, and in the session's history). Which tiers can hold a
 // daemon is the tier's answer (runtime/tiers/): the settings refuse the others, a command of a root that
 // asked for Docker in a tier that cannot hold it is refused before it runs (exec-prepare.ts), and the
-// settings' default applies only where the session's tier can. Switching docker off stops
-// the daemon and removes its data from the VM, in the background.
+// settings' default applies only where the session's tier can. Switching docker off stops the daemon and
+// removes its data from the VM, in the background (a stopped VM is started for it).
 import { DockerUnavailableError } from "../errors";
 import type { IsolationChoice } from "../../runtime/isolation";
 import type { Logger } from "../log";
@@ -97,10 +97,9 @@ export function createDockerService({ exec, sessionSandbox, dockerRefusalFor, ro
    * the daemon stops and its data goes.
    */
   function onLifecycle(event: LifecycleEvent): void {
-    const roots = new Set(rootsWithVms());
-    if (event.type === "docker-off" && roots.has(event.rootSessionID)) purge(event.rootSessionID);
+    if (event.type === "docker-off" && rootsWithVms().includes(event.rootSessionID)) purge(event.rootSessionID);
     if (event.type !== "settings-changed" || !event.keys.includes("docker")) return;
-    for (const root of roots) {
+    for (const root of new Set(rootsWithVms())) {
       const docker = dockerOf(root);
       if (docker?.override === null && !docker.effective) purge(root);
     }

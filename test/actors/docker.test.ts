@@ -57,7 +57,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe("docker on the microvm tier (stand-in msb, fake daemon)", () => {
-  test("on → start installs the helper and says why when the image has no dockerd; with one: one daemon however many start it, restarted when it dies, gone with its data when docker is off", async () => {
+  test("on → start installs the helper and says why when the image has no dockerd; with one: one daemon however many start it, restarted when it dies, gone with its data when docker is off (the session's, then the settings' default)", async () => {
     expect((await app.client.sandbox.set("ses_docker", { docker: true })).docker).toEqual({ override: true, effective: true });
 
     // The built-in image has no Docker Engine: the helper says so, with the fix.
@@ -99,5 +99,13 @@ describe("docker on the microvm tier (stand-in msb, fake daemon)", () => {
     await eventually(async () => (await sh("[ ! -e /home/agent/.local/share/docker ] || echo data left; ls /tmp/fake-docker")).stdout === "starts\n", 60_000);
     expect((await withPath("sandbox-docker status")).exitCode).toBe(3);
     expect((await sh(DAEMON_PROCESSES)).stdout.trim()).toBe("0");
+
+    // On by the settings' default (the session follows it again), then the default off → gone as well.
+    await app.client.sandbox.set("ses_docker", { docker: null });
+    expect((await app.client.settings.patch({ docker: true })).docker).toBe(true);
+    expect(await app.client.docker.start("ses_docker")).toEqual({ version: "99.0.0-fake" });
+    expect((await sh("ls /home/agent/.local/share/docker")).stdout).toBe("layer\n");
+    await app.client.settings.patch({ docker: false });
+    await eventually(async () => (await sh(`[ ! -e /home/agent/.local/share/docker ] || echo data left; ${DAEMON_PROCESSES}`)).stdout === "0\n", 60_000);
   }, 240_000);
 });
