@@ -52,7 +52,7 @@ beforeAll(async () => {
   writeFileSync(outsideMarker, "host only\n");
   manager = await startTestManager(image);
   llm = startMockLlm();
-  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, pluginOptions(root, manager)]]) });
+  oc = await startOpencode({ root, projectDir: project, config: opencodeConfig(llm.url, [[PLUGIN, pluginOptions(root, manager)]], { snapshot: true }) });
   sessionID = await createSession(oc);
   await eventually(() => manager.client.sessions.get(sessionID).then(() => true, () => false), 30_000);
   await manager.client.sandbox.set(sessionID, { network: { mode: "allowlist", allow: [`host.sandbox.internal:${registry.port}`] } });

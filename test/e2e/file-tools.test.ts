@@ -100,6 +100,8 @@ beforeAll(async () => {
   writeFileSync(join(dirs.down, "opencode.json"), JSON.stringify(config([[PLUGIN, { url: "http://127.0.0.1:9", token: "x", managerTimeoutMs: 1_000 }]])));
   oc = await startOpencode({ root, projectDir: project, config: config([[PLUGIN, options]]), env: { OPENCODE_EXPERIMENTAL_LSP_TOOL: "1" } });
   // Default permissions must not prompt for anything here: record and reject any prompt, so it shows.
+  // Once a second: each look is five requests OpenCode serves on its one JS thread, so a faster pace only
+  // costs CPU; a prompt waits for its reply, so none goes unseen.
   poller = setInterval(async () => {
     for (const dir of [project, ...Object.values(dirs)]) {
       const pending = await oc.at(dir).call<Array<{ id: string; permission: string; patterns: string[] }>>("GET", "/permission").catch(() => []);
@@ -108,7 +110,7 @@ beforeAll(async () => {
         await oc.at(dir).call("POST", `/permission/${request.id}/reply`, { reply: "reject" }).catch(() => undefined);
       }
     }
-  }, 250);
+  }, 1_000);
 }, 600_000);
 
 afterAll(async () => {

@@ -26,9 +26,17 @@ export function makeProject(root: string, name: string): string {
   return dir;
 }
 
-export function opencodeConfig(llmUrl: string, plugins: Array<string | [string, Record<string, unknown>]>): Record<string, unknown> {
+/**
+ * An offline OpenCode with the scripted model and `plugins`. OpenCode's snapshots (host `git add` and
+ * `write-tree` runs over the whole work tree around every step) are off unless `snapshot` is asked for:
+ * they are a large part of a prompting test's CPU and none of these tests looks at them. agent-task keeps
+ * them on, so a whole agent task still runs as a user's OpenCode does, host snapshots of the guest's
+ * writes included.
+ */
+export function opencodeConfig(llmUrl: string, plugins: Array<string | [string, Record<string, unknown>]>, options: { snapshot?: boolean } = {}): Record<string, unknown> {
   return {
     autoupdate: false,
+    snapshot: options.snapshot ?? false,
     share: "disabled",
     model: "mock/scripted",
     small_model: "mock/scripted",
