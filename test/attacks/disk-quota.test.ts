@@ -179,7 +179,10 @@ async function killDuringCreates(fixture: LocalFixture): Promise<void> {
     const mounts = mountsNow();
     for (const mount of mounts) expect(volumes.some((volume) => mount === `mount ${join(stateDir, "volumes", volume, "data")}`)).toBe(true);
     expect(loops()).toHaveLength(mounts.length);
-    expect(existsSync(join(stateDir, "spare-disks")) ? readdirSync(join(stateDir, "spare-disks")).filter((n) => n.endsWith(".partial")) : []).toEqual([]);
+    // No half-made spare of the killed process. One this process's driver is still formatting (the refill
+    // its removals of the last round started, slow under load) is its own to finish: not a leak.
+    const ownRefill = `.img.${process.pid}-`;
+    expect(existsSync(join(stateDir, "spare-disks")) ? readdirSync(join(stateDir, "spare-disks")).filter((n) => n.endsWith(".partial") && !n.includes(ownRefill)) : []).toEqual([]);
     // The manager's recovery then removes VMs and volumes no session wants: here, all of them.
     for (const vm of await driver.list({})) await driver.remove(vm.name);
     for (const volume of await driver.listVolumes!()) await driver.removeVolume!(volume);
