@@ -62,11 +62,12 @@ export function escapeSuite(tier: string, target: EscapeTarget): void {
     /**
      * The files in VM B holding `secret`, found by content anywhere in its filesystem. One scan looks for
      * every secret of the suite at once (-a: binary files too; a scan of the whole guest is slow, above all
-     * through the gVisor tier's file server), and each test picks its own.
+     * through the gVisor tier's file server), and each test picks its own. Every file is listed (once per
+     * secret it holds): a cut list could hide one secret's files behind the other's.
      */
     let scan: Promise<string[]> | undefined;
     const filesInBHolding = async (secret: string) => {
-      scan ??= inB(`grep -rsaoH ${[SECRET_A, HOST_TOKEN].map((text) => `-e "${text}"`).join(" ")} / --exclude-dir=proc --exclude-dir=sys | head -50`).then((r) => r.stdout.split("\n").filter(Boolean));
+      scan ??= inB(`grep -rsaoH ${[SECRET_A, HOST_TOKEN].map((text) => `-e "${text}"`).join(" ")} / --exclude-dir=proc --exclude-dir=sys | sort -u`).then((r) => r.stdout.split("\n").filter(Boolean));
       return (await scan).filter((line) => line.endsWith(`:${secret}`)).map((line) => line.slice(0, -secret.length - 1));
     };
     const tempDir = (prefix: string) => {
