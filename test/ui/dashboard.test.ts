@@ -273,7 +273,12 @@ describe("dashboard", () => {
       expect(loaded).toContain("/ui/terminal.js");
       await page.getByRole("button", { name: "Close the terminal" }).waitFor();
       // Typed once the shell's prompt shows: keys before the socket opens have nowhere to go.
-      await rows.getByText(/root@/).first().waitFor({ timeout: 15_000 });
+      await rows.getByText(/root@/).first().waitFor({ timeout: 15_000 }).catch(async (error: unknown) => {
+        // Rare under a loaded full run (once in six): say what the page and the manager saw, so it can be told apart.
+        const processes = (await m.client.processes.list(ROOT_ID)).processes.map((p) => `${p.command.split("\n")[0]} (${p.background ? "background" : "foreground"})`);
+        const panel = await page.getByRole("region", { name: "Terminal" }).innerText();
+        throw new Error(`no prompt: ${String(error)}\nthe terminal panel shows: ${JSON.stringify(panel)}\nrunning in the session: ${JSON.stringify(processes)}`);
+      });
       await page.keyboard.type("hostname\n");
       await rows.getByText(name, { exact: true }).first().waitFor({ timeout: 15_000 });
       // Resize: the grid follows its box, and the shell in the VM hears the new size (stty asks the pty).
