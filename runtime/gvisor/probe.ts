@@ -8,6 +8,7 @@ import { hostProblems } from "../local/probe";
 import { INSTALL_DEPS_SCRIPT } from "../local/rootfs";
 import type { Runsc } from "./runsc";
 import { guestBinaryPaths } from "./guest-binaries";
+import { runscTooOld } from "./runsc-version";
 
 type GvisorProbeInput = {
   runsc: Runsc;
@@ -48,10 +49,12 @@ export async function probeGvisor(input: GvisorProbeInput): Promise<Capability> 
   const deps = `sudo ${INSTALL_DEPS_SCRIPT}`;
   const problems: Capability["problems"] = [];
   let version: string | undefined;
-  if (!input.runscPath) problems.push({ what: "runsc (gVisor) is not installed", fix: `apt-get install -y runsc, or ${deps}` });
+  if (!input.runscPath) problems.push({ what: "runsc (gVisor) is not installed", fix: deps });
   else {
     version = await input.runsc.version();
     if (!version) problems.push({ what: `runsc at ${input.runscPath} does not run`, fix: `apt-get install --reinstall -y runsc, or ${deps}` });
+    const tooOld = version && runscTooOld(version);
+    if (tooOld) problems.push({ what: tooOld, fix: `${deps} (installs Debian trixie's runsc, pinned so nothing else comes from trixie)` });
   }
   if (ptraceForbidden()) {
     problems.push({ what: "the ptrace platform is unusable: kernel.yama.ptrace_scope is 3 (no ptrace at all)", fix: "sysctl -w kernel.yama.ptrace_scope=1 (needs a reboot once set to 3)" });

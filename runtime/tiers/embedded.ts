@@ -35,15 +35,16 @@ function proxyEnv(): Record<string, string> {
 /**
  * Why neither embedded tier runs a Docker Engine. The container tier shares the host's kernel: a daemon
  * needs mounts and nested namespaces, the shared kernel's largest attack surface, which that tier refuses by
- * design. The gVisor tier is this host's runsc, Debian's 0.0~20221219, measured in docs/isolation-tiers.md:
- * dockerd stops at the missing devices cgroup and no OCI runtime starts a container in it (gVisor runs
- * Docker from its 2024 releases on).
+ * design. The gVisor tier's runsc (0.0~20240729, from trixie) can hold one — dockerd, a build and a run
+ * were measured in a bare runsc sandbox (docs/isolation-tiers.md) — but the tier's guests do not get what a
+ * daemon needs: their root has no capability and the seccomp filter every guest shares refuses mounts and
+ * namespaces. Until a docker VM gets its own relaxed profile, the tier refuses.
  */
 const DOCKER_REFUSALS = {
   container:
     "the container tier shares the host's kernel, and a Docker Engine needs mounts and nested namespaces, which that tier refuses by design; set isolation to microvm (a VM with its own kernel, on a KVM host), or build the image you need from a Dockerfile (image kind dockerfile)",
   gvisor:
-    "the gVisor tier's runsc (Debian's 0.0~20221219) cannot hold a Docker Engine: its kernel has no devices cgroup, so dockerd refuses to start, and no OCI runtime starts a container in it (docs/isolation-tiers.md#docker-inside-a-vm); set isolation to microvm (a VM with its own kernel, on a KVM host), or build the image you need from a Dockerfile (image kind dockerfile)",
+    "the gVisor tier does not give its guests what a Docker Engine needs yet: their root has no capability and the seccomp filter every guest shares refuses mounts and nested namespaces (this host's runsc itself can run dockerd: docs/isolation-tiers.md#docker-inside-a-vm); set isolation to microvm (a VM with its own kernel, on a KVM host), or build the image you need from a Dockerfile (image kind dockerfile)",
 } as const;
 
 export function embeddedTier(name: "container" | "gvisor", runtime: RuntimeName): Tier {

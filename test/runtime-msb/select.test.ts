@@ -41,7 +41,7 @@ describe("selectRuntime", () => {
   });
 
   test("auto with gvisor and local but no msb → local, the default without KVM; gvisor noted as a choice", () => {
-    const s = selectRuntime({ env: "auto", probes: { local, gvisor: up("gvisor (runsc 0.0~20221219.0)"), msb: msbDown } });
+    const s = selectRuntime({ env: "auto", probes: { local, gvisor: up("gvisor (runsc 0.0~20240729.0)"), msb: msbDown } });
     expect(s.runtime).toBe("local");
     expect(s.reason).toBe("auto: msb is unavailable: /dev/kvm does not exist (fix: enable KVM); using local (local (crun 1.8.1))");
     expect(s.notUsed).toEqual({

@@ -4,6 +4,7 @@ import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM } from "../.
 import { gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS, PRELOAD_ENV } from "../../runtime/gvisor/gvisor-config";
 import { execTree, parseProcessTable, parseStatLines } from "../../runtime/gvisor/process-tree";
 import { runscId } from "../../runtime/gvisor/runsc";
+import { runscTooOld, runscVersionDate } from "../../runtime/gvisor/runsc-version";
 import type { OciConfig } from "../../runtime/local/oci-config";
 
 const stat = (pid: number, comm: string, ppid: number, pgid: number, sid: number) => `${pid} (${comm}) S ${ppid} ${pgid} ${sid} 0 0 0`;
@@ -84,5 +85,15 @@ describe("gvisor config", () => {
     ]);
     expect(out.process.env).toContain(PRELOAD_ENV);
     expect(out.linux.resources.pids.limit).toBe(1024 * HOST_TASKS_PER_GUEST_PROCESS);
+  });
+});
+
+describe("runsc version", () => {
+  test("the tier's minimum → accepted, newer and undated builds too; bookworm's 20221219 → refused with why", () => {
+    expect(runscVersionDate("0.0~20240729.0")).toBe(20240729);
+    expect(runscTooOld("0.0~20240729.0")).toBeUndefined();
+    expect(runscTooOld("release-20250101.0")).toBeUndefined(); // no ~date: not Debian's numbering, taken as new
+    expect(runscTooOld("0.0~20250512.0")).toBeUndefined();
+    expect(runscTooOld("0.0~20221219.0")).toContain("older than 0.0~20240729");
   });
 });
