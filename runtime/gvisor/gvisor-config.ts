@@ -1,5 +1,5 @@
-// The local driver's OCI config, changed only where runsc 0.0~20221219 needs it: the same mounts, limits,
-// user namespace and init. What changes, and why:
+// The local driver's OCI config, changed only where runsc needs it (found on 0.0~20221219; still so on
+// 0.0~20240729 unless said): the same mounts, limits, user namespace and init. What changes, and why:
 // - idmapped mounts (image directories, repositories) and every session mount's flags: runsc rejects the
 //   `idmap` option and applies no flags to binds, so these become host mounts prepared before each boot
 //   (host-mounts.ts), carried here as an annotation and bound from under the state dir;
@@ -9,6 +9,7 @@
 //   under gVisor's Sentry, which checks the filter before it serves a call;
 // - the inotify hook: gVisor implements inotify itself, with its own limits;
 // - the statx shim is mounted and preloaded (statx-shim.c); it and seccomp-exec are bound read-only;
+// - the cgroup mount is left out (the guest gets no cgroup file system, as on 20221219);
 // - pids: with the ptrace platform each guest process costs the host a stub process and its threads, so
 //   the host cgroup's limit is scaled to keep the guest's process budget near the local tier's.
 import { join } from "node:path";
@@ -59,7 +60,10 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
   // side of each mount stays read-only, so a write that got past the overlay would still fail.
   const scratch = vm.spec.scratchWrites === true;
   const access = (readOnly: boolean) => (readOnly && !scratch ? "ro" : "rw");
-  const mounts: OciMount[] = config.mounts.map((mount, index) => {
+  // No cgroup file system in the guest (its limits are on the host cgroup): runsc 20240729 would mount its
+  // own cgroupfs there writable whatever the spec's options say (the guest could make cgroups in the
+  // Sentry); 20221219 mounted none.
+  const mounts: OciMount[] = config.mounts.filter((mount) => mount.type !== "cgroup").map((mount, index) => {
     const options = mount.options ?? [];
     const session = mount.type === "bind" ? sessionMountFor(vm.spec, mount.destination) : undefined;
     if (options.includes("idmap") && !session) {

@@ -153,8 +153,9 @@ export function escapeSuite(tier: string, target: EscapeTarget): void {
     });
 
     test("network interfaces → loopback only", async () => {
-      const result = await inB("ls /sys/class/net; awk 'NR>2{print $1}' /proc/net/dev");
-      expect(result.stdout).toBe("lo\nlo:\n");
+      const result = await inB("ls /sys/class/net 2>/dev/null; awk 'NR>2{print $1}' /proc/net/dev");
+      // gVisor 20240729's sysfs lists no interface at all; the kernel's own table is the one that counts.
+      expect(["lo\nlo:\n", "lo:\n"]).toContain(result.stdout);
     });
 
     test("raw and packet sockets → refused", async () => {
