@@ -8,8 +8,9 @@ set -euo pipefail
 # for the volumes' disk images; zstd is not needed (the rootfs is cached unpacked); skopeo and umoci: pull
 # OCI images from a registry (skopeo copies into an OCI layout, umoci unpacks the layers) when a setting or
 # session chooses one — neither runs anything from the image. runsc: gVisor, the runtime of the `gvisor`
-# tier (runtime/gvisor/), from Debian trixie (scripts/lib/runsc-install.sh says why); gcc builds that tier's statx shim (runtime/gvisor/statx-shim.c) and, with libc6-dev's
-# static libc, the local tier's exec agent (runtime/local/exec-agent.c).
+# tier (runtime/gvisor/), comes from Debian trixie (scripts/lib/runsc-install.sh says why); gcc builds that
+# tier's seccomp-exec (runtime/gvisor/seccomp-exec.c) and, with libc6-dev's static libc, the local tier's
+# exec agent (runtime/local/exec-agent.c).
 # fuse3 and libfuse3-dev: the repository view (runtime/repo-fs/), a FUSE daemon per VM that applies the
 # repository rules to every change a guest makes (docs/repository-guard.md). busybox-static: the one static
 # tool set a Dockerfile build mounts into its build VM (COPY and the image's export), whatever the image has.

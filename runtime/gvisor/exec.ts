@@ -17,7 +17,7 @@ import { superviseExec } from "../local/exec-supervision";
 import { guestProcess } from "../local/oci-config";
 import { StdinFeed } from "../stdin-feed";
 import { holdStartupOutput } from "../local/startup-hold";
-import { filteredArgv, PRELOAD_ENV } from "./gvisor-config";
+import { filteredArgv } from "./gvisor-config";
 import { EXEC_MARKER_ENV, execTree, parseProcessTable, PROCESS_TABLE_SCRIPT, type GuestProcess } from "./process-tree";
 import { runscId } from "./runsc";
 
@@ -28,15 +28,6 @@ const NOT_FOUND = 127;
 async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!check() && performance.now() < deadline) await Bun.sleep(20);
-}
-
-/** The guest environment with the statx shim preloaded ahead of any LD_PRELOAD the caller gives. */
-function gvisorEnv(extra: Record<string, string> | undefined): string[] {
-  const env = envList(extra);
-  const index = env.findIndex((kv) => kv.startsWith("LD_PRELOAD="));
-  if (index < 0) return [...env, PRELOAD_ENV];
-  env[index] = `${PRELOAD_ENV}:${env[index]!.slice("LD_PRELOAD=".length)}`;
-  return env;
 }
 
 /**
@@ -101,7 +92,7 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   if (request.env && EXEC_MARKER_ENV in request.env) throw new RuntimeError("FAILED", `environment variable ${EXEC_MARKER_ENV} is reserved by the driver`);
   const userProblem = request.user && guestUserProblem(request.user);
   if (userProblem) throw new RuntimeError("FAILED", userProblem);
-  const env = [...gvisorEnv(request.env), `${EXEC_MARKER_ENV}=${execId}`];
+  const env = [...envList(request.env), `${EXEC_MARKER_ENV}=${execId}`];
   const guest = { ...guestProcess(filteredArgv(request.argv), request.cwd, env), ...(request.user ? { user: request.user } : {}) };
   writeFileSync(processFile, JSON.stringify(guest), { mode: 0o600 });
   const proc = Bun.spawn(

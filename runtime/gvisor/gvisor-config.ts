@@ -8,7 +8,7 @@
 //   seccomp-exec.c, which installs the local tier's filter (compiled by seccomp-bpf.ts) and then runs it —
 //   under gVisor's Sentry, which checks the filter before it serves a call;
 // - the inotify hook: gVisor implements inotify itself, with its own limits;
-// - the statx shim is mounted and preloaded (statx-shim.c); it and seccomp-exec are bound read-only;
+// - seccomp-exec and the filter are bound read-only;
 // - the cgroup mount is left out (the guest gets no cgroup file system, as on 20221219);
 // - pids: with the ptrace platform each guest process costs the host a stub process and its threads, so
 //   the host cgroup's limit is scaled to keep the guest's process budget near the local tier's.
@@ -18,7 +18,7 @@ import type { OciConfig, OciMount } from "../local/oci-config";
 import type { RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
 import { UIDS_PER_VM } from "../local/volumes";
 import type { HostMount } from "./host-mounts";
-import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM, type GuestBinaries } from "./guest-binaries";
+import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, type GuestBinaries } from "./guest-binaries";
 
 /** Where host-mounts.ts finds what to attach: the annotation holds the HostMount list as JSON. */
 const HOST_MOUNTS_ANNOTATION = "dev.session-sandbox.host-mounts";
@@ -31,8 +31,6 @@ const SCRATCH_WRITES_FLAG = "--overlay2=all:memory";
  * Exported so a test checks the pids limit.
  */
 export const HOST_TASKS_PER_GUEST_PROCESS = 4;
-
-export const PRELOAD_ENV = `LD_PRELOAD=${GUEST_STATX_SHIM}`;
 
 /** The host directory of a VM's prepared mounts. */
 export function hostMountsDir(stateDir: string, name: string): string {
@@ -85,7 +83,6 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
   });
   const readOnly = (destination: string, source: string): OciMount => ({ destination, type: "bind", source, options: ["bind", "ro"] });
   mounts.push(
-    readOnly(GUEST_STATX_SHIM, input.binaries.statxShim),
     readOnly(GUEST_SECCOMP_EXEC, input.binaries.seccompExec),
     readOnly(GUEST_SECCOMP_FILTER, input.binaries.seccompFilter),
   );
@@ -96,7 +93,7 @@ export function gvisorConfig(config: OciConfig, vm: RuntimeVm, input: { stateDir
     ...(scratch ? { root: { ...rest.root, readonly: false } } : {}),
     mounts,
     annotations: { [HOST_MOUNTS_ANNOTATION]: JSON.stringify(hostMounts), ...(scratch ? { [SCRATCH_WRITES_ANNOTATION]: "memory" } : {}) },
-    process: { ...config.process, args: filteredArgv(config.process.args), env: [...config.process.env, PRELOAD_ENV] },
+    process: { ...config.process, args: filteredArgv(config.process.args) },
     linux: {
       ...linux,
       resources: { ...linux.resources, pids: { limit: linux.resources.pids.limit * HOST_TASKS_PER_GUEST_PROCESS } },

@@ -3,7 +3,7 @@
 // system calls reach gVisor's user-space kernel (the Sentry) instead of the host kernel. What differs is
 // in this folder: runsc.ts (the runtime), gvisor-config.ts (the config changes), exec.ts (commands and
 // their kill), terminal.ts (finding the shell's PTY), host-mounts.ts (idmapped mounts runsc cannot make),
-// seccomp-exec.c (the seccomp filter on every guest process) and statx-shim.c (a runsc bug worked around).
+// and seccomp-exec.c (the seccomp filter on every guest process).
 import { join } from "node:path";
 import { createLocalDriver, type LocalDriver, type LocalDriverOptions } from "../local/index";
 import { execInSandbox } from "./exec";

@@ -64,8 +64,8 @@ export async function probeGvisor(input: GvisorProbeInput): Promise<Capability> 
   }
   if (!input.unsharePath) problems.push({ what: "unshare (util-linux) is missing; the repository's idmapped mounts need it", fix: deps });
   const binaries = guestBinaryPaths(input.stateDir);
-  if (!(existsSync(binaries.statxShim) && existsSync(binaries.seccompExec)) && !Bun.which("gcc")) {
-    problems.push({ what: "gcc is missing; it builds the two programs every gVisor guest runs (runtime/gvisor/seccomp-exec.c, statx-shim.c)", fix: `apt-get install -y gcc, or ${deps}` });
+  if (!existsSync(binaries.seccompExec) && !Bun.which("gcc")) {
+    problems.push({ what: "gcc is missing; it builds the program every gVisor guest process starts with (runtime/gvisor/seccomp-exec.c)", fix: `apt-get install -y gcc, or ${deps}` });
   }
   problems.push(...hostProblems(input));
   const { layout } = input;

@@ -1,7 +1,7 @@
 // Pure parts of the gvisor tier: which guest processes an exec owns, and the config changes for runsc.
 import { describe, expect, test } from "bun:test";
-import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, GUEST_STATX_SHIM } from "../../runtime/gvisor/guest-binaries";
-import { gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS, PRELOAD_ENV } from "../../runtime/gvisor/gvisor-config";
+import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER } from "../../runtime/gvisor/guest-binaries";
+import { gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS } from "../../runtime/gvisor/gvisor-config";
 import { execTree, parseProcessTable, parseStatLines } from "../../runtime/gvisor/process-tree";
 import { runscId } from "../../runtime/gvisor/runsc";
 import { runscTooOld, runscVersionDate } from "../../runtime/gvisor/runsc-version";
@@ -60,7 +60,7 @@ describe("gvisor config", () => {
   } as unknown as OciConfig;
   const spec = { mounts: [{ hostPath: "/work/repo" }, { hostPath: "/work/repo/.git/HEAD", kind: "file" as const, readOnly: true }] };
   const vm = { name: "vm1", id: "vm1", spec: spec as never, hostUidBase: 65536, cgroupPath: "/x", bundleDir: "/b", sources: new Map() };
-  const binaries = { statxShim: "/state/gvisor/shim.so", seccompExec: "/state/gvisor/seccomp-exec", seccompFilter: "/state/gvisor/seccomp.bpf" };
+  const binaries = { seccompExec: "/state/gvisor/seccomp-exec", seccompFilter: "/state/gvisor/seccomp.bpf" };
   const out = gvisorConfig(config, vm, { stateDir: "/state", binaries });
 
   test("idmapped and session mounts → prepared on the host with crun's id maps, bound from the state dir", () => {
@@ -73,17 +73,16 @@ describe("gvisor config", () => {
     expect(out.mounts.flatMap((m) => m.options ?? []).filter((o) => o.startsWith("idmap") || o.startsWith("rnos") || o.startsWith("rnod"))).toEqual([]);
   });
 
-  test("init started through seccomp-exec, OCI seccomp and hooks dropped, shim preloaded, host pids scaled", () => {
+  test("init started through seccomp-exec, OCI seccomp and hooks dropped, nothing preloaded, host pids scaled", () => {
     expect(out.process.args).toEqual([GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, "/run/vm-init", "-s", "--", "sleep", "infinity"]);
     expect(out.linux.seccomp).toBeUndefined();
     expect(out.hooks).toBeUndefined();
     expect(out.annotations["run.oci.seccomp_bpf_data"]).toBeUndefined();
-    expect(out.mounts.slice(-3)).toEqual([
-      { destination: GUEST_STATX_SHIM, type: "bind", source: "/state/gvisor/shim.so", options: ["bind", "ro"] },
+    expect(out.mounts.slice(-2)).toEqual([
       { destination: GUEST_SECCOMP_EXEC, type: "bind", source: "/state/gvisor/seccomp-exec", options: ["bind", "ro"] },
       { destination: GUEST_SECCOMP_FILTER, type: "bind", source: "/state/gvisor/seccomp.bpf", options: ["bind", "ro"] },
     ]);
-    expect(out.process.env).toContain(PRELOAD_ENV);
+    expect(out.process.env.filter((kv) => kv.startsWith("LD_PRELOAD="))).toEqual([]);
     expect(out.linux.resources.pids.limit).toBe(1024 * HOST_TASKS_PER_GUEST_PROCESS);
   });
 });
