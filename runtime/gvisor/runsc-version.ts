@@ -1,7 +1,7 @@
 // The runsc the gvisor tier needs: Debian's 0.0~20240729 (trixie) or newer. Bookworm's 0.0~20221219 turns
 // no Ctrl-C into SIGINT and cannot hold a Docker Engine (no devices cgroup, no PR_SET_CHILD_SUBREAPER for
 // runc); the tier is tested only with the newer one. scripts/lib/runsc-install.sh installs it, and names
-// the same minimum.
+// the same minimum (test/runtime/gvisor-units.test.ts checks they agree).
 
 export const RUNSC_MIN_VERSION = "0.0~20240729";
 

@@ -5,7 +5,7 @@
 # host: apt's pinning keeps every other trixie package out (priority -1), and apt still checks the
 # package against Debian's signed index (the trixie keys ship in bookworm's debian-archive-keyring).
 
-# The oldest runsc the gvisor tier accepts (runtime/gvisor/runsc-version.ts says the same).
+# The oldest runsc the gvisor tier accepts (runtime/gvisor/runsc-version.ts; a test checks they agree).
 RUNSC_MIN_VERSION=20240729
 RUNSC_SOURCES=/etc/apt/sources.list.d/session-sandbox-trixie-runsc.sources
 RUNSC_PIN=/etc/apt/preferences.d/session-sandbox-trixie-runsc

@@ -2,4 +2,4 @@
 import { expectNoGvisorLeaksAndCleanUp, makeGvisorFixture } from "./gvisor-target";
 import { terminalSuite } from "./terminal-suite";
 
-terminalSuite("gvisor", { makeFixture: makeGvisorFixture, cleanUp: expectNoGvisorLeaksAndCleanUp, ctrlC: "signal" });
+terminalSuite("gvisor", { makeFixture: makeGvisorFixture, cleanUp: expectNoGvisorLeaksAndCleanUp });

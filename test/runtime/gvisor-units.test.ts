@@ -1,10 +1,11 @@
 // Pure parts of the gvisor tier: which guest processes an exec owns, and the config changes for runsc.
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER } from "../../runtime/gvisor/guest-binaries";
 import { gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS } from "../../runtime/gvisor/gvisor-config";
 import { execTree, parseProcessTable, parseStatLines } from "../../runtime/gvisor/process-tree";
 import { runscId } from "../../runtime/gvisor/runsc";
-import { runscTooOld, runscVersionDate } from "../../runtime/gvisor/runsc-version";
+import { RUNSC_MIN_VERSION, runscTooOld, runscVersionDate } from "../../runtime/gvisor/runsc-version";
 import type { OciConfig } from "../../runtime/local/oci-config";
 
 const stat = (pid: number, comm: string, ppid: number, pgid: number, sid: number) => `${pid} (${comm}) S ${ppid} ${pgid} ${sid} 0 0 0`;
@@ -94,5 +95,10 @@ describe("runsc version", () => {
     expect(runscTooOld("release-20250101.0")).toBeUndefined(); // no ~date: not Debian's numbering, taken as new
     expect(runscTooOld("0.0~20250512.0")).toBeUndefined();
     expect(runscTooOld("0.0~20221219.0")).toContain("older than 0.0~20240729");
+  });
+
+  test("the install script's minimum runsc → the one the tier's probe asks for (two languages, one number)", () => {
+    const script = readFileSync(new URL("../../scripts/lib/runsc-install.sh", import.meta.url), "utf8");
+    expect(Number(/^RUNSC_MIN_VERSION=(\d{8})$/m.exec(script)?.[1])).toBe(runscVersionDate(RUNSC_MIN_VERSION)!);
   });
 });

@@ -21,4 +21,4 @@ describe("local terminal units", () => {
   });
 });
 
-terminalSuite("local", { makeFixture: () => makeLocalFixture(), cleanUp: expectNoLeaksAndCleanUp, ctrlC: "signal" });
+terminalSuite("local", { makeFixture: () => makeLocalFixture(), cleanUp: expectNoLeaksAndCleanUp });
