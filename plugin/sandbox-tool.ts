@@ -13,7 +13,7 @@ const HELP = `Sandbox help (session-sandbox)
 - The VM sees the repository at the same absolute path, plus shared OpenCode directories; nothing else of the host. /tmp is private. No network unless the sandbox policy allows it.
 - If the sandbox cannot be reached or fails, commands are refused with the reason. They are never run on the host instead: report the reason to the user rather than trying to work around it.
 - A server you start in the VM (npm run dev, python3 -m http.server 8000) listens inside the VM only. To let the user open it, start it in the background, then call this tool with action "forward" and its port: the answer is a URL on the user's machine. Forwards close when the VM stops.
-- Docker: when the user turned it on for this session (its VM must be a microVM), call this tool with action "docker" to start the Docker Engine before docker commands; in the VM, \`sandbox-docker start|status|log\` does the same.
+- Docker: when the user turned it on for this session (its VM must be on the gvisor or microvm tier), call this tool with action "docker" to start the Docker Engine before docker commands; in the VM, \`sandbox-docker start|status|log\` does the same.
 - Only the user can turn the sandbox on or off or change its CPUs, memory and network policy (through the manager's API, SDK or admin scripts: PUT /api/session-sandbox/<session id>). This tool cannot change them.`;
 
 type Line = [string, unknown];

@@ -61,6 +61,12 @@ export type VmSpec = {
    * container tier refuses it, since it has no writable root it could keep from the host.
    */
   scratchWrites?: boolean;
+  /**
+   * The VM holds a Docker Engine (the root's docker setting, on a tier that can: runtime/tiers/). gVisor
+   * grants what a daemon needs inside its own kernel (runtime/gvisor/docker-profile.ts); the microvm tier's
+   * guests have a kernel of their own and need nothing; the container tier refuses it.
+   */
+  docker?: boolean;
 };
 
 /** A secret the microvm tier's runtime substitutes itself: the guest sees a placeholder; `value` reaches only the runtime's env. */

@@ -7,9 +7,10 @@
 //   log     the end of the daemon's log (its supervisor's lines among it)
 //   stop    stops the daemon (it stops its containers)    purge   stops it and removes its data and log
 // The daemon runs under a supervisor (`supervise`, in its own session, so it outlives the command that
-// started it) that restarts it when it dies, at most RESTARTS times. Its data is on the home volume, inside
-// the disk quota, and kept across VM stops; its state (pids, lock, log) is under /run, the VM's own, or
-// /tmp where the image's root is read-only.
+// started it) that restarts it when it dies, at most RESTARTS times. Its data is on the home volume (kept
+// across VM stops), or in a gVisor docker VM on the data root the VM mounts for it; its state (pids, lock,
+// log) is under /run, the VM's own, or /tmp where the image's root is read-only. The user's daemon.json
+// (~/.docker) is passed on.
 
 /** Where the manager installs the helper (on every image's PATH); ~/.local/bin where the root is read-only. */
 export const DOCKER_HELPER_PATH = "/usr/local/bin/sandbox-docker";
@@ -24,7 +25,11 @@ set -u
 PATH="$PATH:\${HOME:-/home/agent}/.local/bin:\${HOME:-/home/agent}/bin"
 STATE=/run/sandbox-docker
 mkdir -p "$STATE" 2>/dev/null || STATE=/tmp/sandbox-docker
-DATA="\${HOME:-/home/agent}/.local/share/docker"
+# A gVisor docker VM mounts the daemon a data root of its own (runtime/gvisor/docker-profile.ts: overlay2
+# cannot sit on a directory bound from the host); elsewhere the data is on the home volume.
+if grep -q " /var/lib/docker " /proc/mounts 2>/dev/null; then DATA=/var/lib/docker; else DATA="\${HOME:-/home/agent}/.local/share/docker"; fi
+# The user's daemon settings (registries, mirrors), on the home volume so they outlive the VM.
+CONFIG="\${HOME:-/home/agent}/.docker/daemon.json"
 LOG="$STATE/dockerd.log"
 WAIT="\${SANDBOX_DOCKER_WAIT:-180}"
 RESTARTS=5
@@ -73,14 +78,41 @@ start() {
   exit ${DOCKER_HELPER_EXIT.noAnswer}
 }
 
+# Debian's iptables is the nftables front end; gVisor's netfilter speaks only the legacy interface. Where
+# only iptables-legacy works, dockerd finds it under the names it runs, for the rules of its embedded DNS in
+# each container's namespace; it programs no bridge rules (--iptables=false): gVisor's netfilter has none
+# of the addrtype match and MASQUERADE target they need, and the VM's containers have no route out anyway.
+legacy_iptables() {
+  iptables -t filter -L -n >/dev/null 2>&1 && return
+  iptables-legacy -t filter -L -n >/dev/null 2>&1 || return
+  mkdir -p "$STATE/bin"
+  for family in iptables ip6tables; do
+    for suffix in "" -save -restore; do
+      tool=$(command -v "$family-legacy$suffix") && ln -sf "$tool" "$STATE/bin/$family$suffix"
+    done
+  done
+  PATH="$STATE/bin:$PATH"
+  DAEMON_FLAGS="--iptables=false --ip6tables=false"
+  echo "sandbox-docker: iptables is iptables-legacy for the daemon, which programs no bridge rules"
+}
+
 supervise() {
   echo $$ > "$STATE/supervisor.pid"
+  DAEMON_FLAGS=
+  legacy_iptables
   child=
   trap 'touch "$STATE/stopping"; [ -z "$child" ] || kill "$child" 2>/dev/null' TERM INT
   restarts=0
   while :; do
     echo "sandbox-docker: starting dockerd, data in $DATA"
-    dockerd --data-root "$DATA" &
+    # The bridge a daemon that died left (dockerd makes it again): gVisor does not report a link's kind,
+    # and dockerd refuses a docker0 it cannot tell is a bridge.
+    ip link delete docker0 >/dev/null 2>&1 || true
+    set -- --data-root "$DATA" $DAEMON_FLAGS
+    [ ! -f "$CONFIG" ] || set -- "$@" --config-file "$CONFIG"
+    # Without netfilter the daemon programs none: containers still reach each other by address, not by name.
+    iptables -t filter -L -n >/dev/null 2>&1 || set -- "$@" --iptables=false --ip6tables=false
+    dockerd "$@" &
     child=$!
     echo "$child" > "$STATE/dockerd.pid"
     # A trapped signal ends a wait early: wait again until dockerd has stopped its containers.

@@ -164,6 +164,8 @@ export function createExecPreparer(deps: ExecPrepareDeps) {
       ...(wayOut.trustDir === undefined ? {} : { trustDir: wayOut.trustDir }),
       isolation: placement.tier.name,
       tierPart: wayOut.tierPart,
+      // A tier that cannot hold a daemon never gets the flag (its refusal was dealt with above).
+      ...(view.docker.effective && !placement.tier.dockerRefusal ? { docker: true } : {}),
     };
     return {
       sessionId,

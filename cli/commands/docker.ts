@@ -13,8 +13,8 @@ export function run(argv: string[]): Promise<number> {
        bun run docker <session> start [--json]
        bun run docker <session> --clear [--json]
 
-on gives a root session's VM a Docker Engine, on a tier that can hold one (the microvm tier; the container
-and gVisor tiers refuse it, with why); off stops the daemon and removes its data from the VM; --clear
+on gives a root session's VM a Docker Engine, on a tier that can hold one (gvisor or microvm; the container
+tier refuses it, with why); off stops the daemon and removes its data from the VM; --clear
 follows the settings' docker default again. start starts the daemon now and waits until it answers (up to
 180 s); in the VM, \`sandbox-docker start|status|log|stop\` does the same. Without an action: shows the
 session's sandbox.`,

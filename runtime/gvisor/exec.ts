@@ -17,7 +17,7 @@ import { superviseExec } from "../local/exec-supervision";
 import { guestProcess } from "../local/oci-config";
 import { StdinFeed } from "../stdin-feed";
 import { holdStartupOutput } from "../local/startup-hold";
-import { filteredArgv } from "./gvisor-config";
+import { guestProcessOf, runscExecFlagsOf } from "./gvisor-config";
 import { EXEC_MARKER_ENV, execTree, parseProcessTable, PROCESS_TABLE_SCRIPT, type GuestProcess } from "./process-tree";
 import { runscId } from "./runsc";
 
@@ -93,10 +93,10 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   const userProblem = request.user && guestUserProblem(request.user);
   if (userProblem) throw new RuntimeError("FAILED", userProblem);
   const env = [...envList(request.env), `${EXEC_MARKER_ENV}=${execId}`];
-  const guest = { ...guestProcess(filteredArgv(request.argv), request.cwd, env), ...(request.user ? { user: request.user } : {}) };
+  const guest = { ...guestProcessOf(record.spec, guestProcess(request.argv, request.cwd, env)), ...(request.user ? { user: request.user } : {}) };
   writeFileSync(processFile, JSON.stringify(guest), { mode: 0o600 });
   const proc = Bun.spawn(
-    ctx.runtime.argv(["--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
+    ctx.runtime.argv([...runscExecFlagsOf(record.spec), "--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),
     { stdin: attach || request.stdin ? "pipe" : "ignore", stdout: "pipe", stderr: "pipe" },
   );
   // runsc exec has no retried start: one feed, closed with the command.

@@ -31,6 +31,8 @@ export class Runsc implements OciRuntime {
   readonly name = "runsc";
   /** runsc's `--overlay2=all:memory`: an overlay on every mount whose upper layer is the Sentry's memory. */
   readonly keepsWritesInMemory = true;
+  /** A daemon's mounts, namespaces and cgroups are the Sentry's own (docker-profile.ts). */
+  readonly holdsDocker = true;
   constructor(private readonly options: RunscOptions) {}
 
   argv(args: string[]): string[] {

@@ -19,6 +19,7 @@ export function attestStoredSpec(expected: VmSpec, actual: VmInfo): Attestation 
     ...commonFieldMismatches(expected, actual),
     ...fieldMismatch("network", expected.network, have.network),
     ...fieldMismatch("egressSocket", egressSocketOf(expected), egressSocketOf(have)),
+    ...fieldMismatch("docker", expected.docker === true, have.docker === true),
   ];
   const want = new Set(expected.mounts.map(mountText));
   const found = new Set(have.mounts.map(mountText));

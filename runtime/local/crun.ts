@@ -13,6 +13,8 @@ type CrunResult = { exitCode: number; stdout: string; stderr: string };
 export class Crun implements OciRuntime {
   readonly name = "crun";
   readonly keepsWritesInMemory = false;
+  /** A daemon needs mounts and nested namespaces of the host's own kernel, which this tier refuses. */
+  readonly holdsDocker = false;
   constructor(private readonly options: CrunOptions) {}
 
   /** crun runs the bundle as the driver builds it. */

@@ -37,6 +37,9 @@ export async function createVm(ctx: DriverContext, spec: VmSpec, options: Create
   if (spec.scratchWrites && !ctx.runtime.keepsWritesInMemory) {
     throw new RuntimeError("FAILED", `VM ${spec.name} asks that its writes stay in its memory (an image build), which the container tier cannot keep from the host's files: use the gVisor tier (isolation: gvisor)`);
   }
+  if (spec.docker && !ctx.runtime.holdsDocker) {
+    throw new RuntimeError("FAILED", `VM ${spec.name} asks for a Docker Engine, which needs mounts and nested namespaces the container tier refuses on the host's kernel: use the gVisor tier (isolation: gvisor)`);
+  }
   if (options.replace) await removeVm(ctx, spec.name, { keepVolume: true });
   // 0711 like the state dir: traversable by the VM's uid (see createLocalDriver), not listable.
   mkdirSync(ctx.paths.vmsDir, { recursive: true, mode: 0o711 });

@@ -31,6 +31,8 @@ export interface OciRuntime {
   readonly name: "crun" | "runsc";
   /** Whether it can keep every guest write in the VM's memory (VmSpec.scratchWrites). */
   readonly keepsWritesInMemory: boolean;
+  /** Whether its guests can hold a Docker Engine without opening the host's kernel (VmSpec.docker). */
+  readonly holdsDocker: boolean;
   /** argv for `<runtime> <args>` against this driver's own state root (so ids never collide across drivers). */
   argv(args: string[]): string[];
   version(): Promise<string | undefined>;

@@ -33,19 +33,12 @@ function proxyEnv(): Record<string, string> {
 }
 
 /**
- * Why neither embedded tier runs a Docker Engine. The container tier shares the host's kernel: a daemon
- * needs mounts and nested namespaces, the shared kernel's largest attack surface, which that tier refuses by
- * design. The gVisor tier's runsc (0.0~20240729, from trixie) can hold one — dockerd, a build and a run
- * were measured in a bare runsc sandbox (docs/isolation-tiers.md) — but the tier's guests do not get what a
- * daemon needs: their root has no capability and the seccomp filter every guest shares refuses mounts and
- * namespaces. Until a docker VM gets its own relaxed profile, the tier refuses.
+ * Why the container tier runs no Docker Engine: it shares the host's kernel, and a daemon needs mounts and
+ * nested namespaces, the shared kernel's largest attack surface, which that tier refuses by design. The
+ * gVisor tier holds one: a docker VM's daemon gets them from gVisor's own kernel (gvisor/docker-profile.ts).
  */
-const DOCKER_REFUSALS = {
-  container:
-    "the container tier shares the host's kernel, and a Docker Engine needs mounts and nested namespaces, which that tier refuses by design; set isolation to microvm (a VM with its own kernel, on a KVM host), or build the image you need from a Dockerfile (image kind dockerfile)",
-  gvisor:
-    "the gVisor tier does not give its guests what a Docker Engine needs yet: their root has no capability and the seccomp filter every guest shares refuses mounts and nested namespaces (this host's runsc itself can run dockerd: docs/isolation-tiers.md#docker-inside-a-vm); set isolation to microvm (a VM with its own kernel, on a KVM host), or build the image you need from a Dockerfile (image kind dockerfile)",
-} as const;
+const CONTAINER_DOCKER_REFUSAL =
+  "the container tier shares the host's kernel, and a Docker Engine needs mounts and nested namespaces, which that tier refuses by design; set isolation to gvisor (the daemon then runs on gVisor's own kernel), or microvm on a KVM host, or build the image you need from a Dockerfile (image kind dockerfile)";
 
 export function embeddedTier(name: "container" | "gvisor", runtime: RuntimeName): Tier {
   return {
@@ -53,7 +46,7 @@ export function embeddedTier(name: "container" | "gvisor", runtime: RuntimeName)
     runtime,
     imageFamily: "rootfs",
     needsKvm: false,
-    dockerRefusal: DOCKER_REFUSALS[name],
+    ...(name === "container" ? { dockerRefusal: CONTAINER_DOCKER_REFUSAL } : {}),
     // The host proxy enforces every entry of the allow-list grammar.
     networkProblems: () => [],
     wayOut({ network, forwarding, egressSocket, trustDir }) {

@@ -5,7 +5,7 @@
 // image can be its repository's Dockerfile, built inside a gVisor VM from an image on a loopback registry.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createGvisorDriver } from "../../runtime/gvisor/index";
 import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
@@ -15,6 +15,7 @@ import { makeTempDir } from "../helpers";
 import { eventually } from "./fixture";
 import { startManager, type ManagerProcess } from "../manager-process";
 import { prepareLocalRuntime } from "../runtime/local-target";
+import { removeGvisorManagerState } from "../runtime/gvisor-target";
 
 let image: string;
 let dataDir: string;
@@ -47,23 +48,8 @@ afterAll(async () => {
   server?.stop(true);
   await registry?.stop();
   if (manager && manager.proc.exitCode === null) await manager.stop();
-  if (dataDir) {
-    const gvisor = driver();
-    for (const vm of await gvisor.list({})) await gvisor.remove(vm.name);
-    for (const volume of (await gvisor.listVolumes?.()) ?? []) await gvisor.removeVolume?.(volume);
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
-  }
+  if (dataDir) await removeGvisorManagerState(dataDir, image, cgroupParent);
   if (repo) rmSync(repo, { recursive: true, force: true });
-  // runsc leaves the (empty) parent of the VMs' cgroups behind.
-  const layout = detectCgroupLayout();
-  for (const dir of layout ? cgroupDirs(layout, `/${cgroupParent}`) : []) {
-    try {
-      rmdirSync(dir);
-    } catch {
-      // Absent in this hierarchy.
-    }
-  }
 }, 120_000);
 
 describe("gvisor tier (real manager, SANDBOX_RUNTIME=gvisor)", () => {

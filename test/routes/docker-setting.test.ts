@@ -1,5 +1,5 @@
 // The docker setting and a root session's override, in-process: which tiers may hold a Docker Engine (the
-// microvm tier; the container and gVisor tiers refuse with why and the fix, changing nothing), the checks
+// gVisor and microvm tiers; the container tier refuses with why and the fix, changing nothing), the checks
 // when the isolation moves under it, forks inheriting it, a command of a root that asked for docker in a
 // tier that stopped holding it refused before it runs, the settings' default applying only where a
 // session's tier can hold it, and the start route's answers.
@@ -23,7 +23,7 @@ async function start(dataDir?: string): Promise<TestApp> {
 const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error) => error as DockerUnavailableError);
 
 describe("docker setting and override", () => {
-  test("container and gvisor tiers → 400 DOCKER_UNAVAILABLE with why and the fix; nothing changed", async () => {
+  test("container tier → 400 DOCKER_UNAVAILABLE with why and the fix; nothing changed; gvisor tier → on", async () => {
     const app = await start();
     await app.client.settings.patch({ isolation: "container" });
     const before = snapshotDatabase(app.db);
@@ -31,24 +31,24 @@ describe("docker setting and override", () => {
     expect(onContainer).toBeInstanceOf(DockerUnavailableError);
     expect(onContainer?.status).toBe(400);
     expect(onContainer?.message).toStartWith("docker is not available in isolation container here (container tier): the container tier shares the host's kernel");
-    expect(onContainer?.message).toContain("set isolation to microvm");
+    expect(onContainer?.message).toContain("set isolation to gvisor");
     expect(onContainer?.message).toEndWith("; nothing was changed");
-    const onGvisor = await refusal(app.client.sandbox.set("ses_root", { docker: true, isolation: "gvisor" }));
-    expect(onGvisor?.code).toBe("DOCKER_UNAVAILABLE");
-    expect(onGvisor?.message).toContain("does not give its guests what a Docker Engine needs yet");
-    expect(onGvisor?.message).toContain("docs/isolation-tiers.md#docker-inside-a-vm");
     const asDefault = await refusal(app.client.settings.patch({ docker: true }));
     expect(asDefault?.status).toBe(400);
     expect(snapshotDatabase(app.db)).toBe(before);
     expect((await app.client.sandbox.get("ses_root")).docker).toEqual({ override: null, effective: false });
+    const onGvisor = await app.client.sandbox.set("ses_root", { docker: true, isolation: "gvisor" });
+    expect(onGvisor.docker).toEqual({ override: true, effective: true });
+    expect(onGvisor.isolation.effective).toBe("gvisor");
   });
 
-  test("microvm → on; moving the session to a tier without Docker → 400; off and null → back; a fork inherits it", async () => {
+  test("microvm → on; gvisor keeps it; moving the session to the container tier → 400; off and null → back; a fork inherits it", async () => {
     const app = await start();
     expect((await app.client.sandbox.set("ses_root", { isolation: "microvm", docker: true })).docker).toEqual({ override: true, effective: true });
     // auto is microvm where every tier works: the strongest.
     expect((await app.client.sandbox.set("ses_root", { isolation: "auto" })).docker.effective).toBe(true);
-    expect((await refusal(app.client.sandbox.set("ses_root", { isolation: "gvisor" })))?.code).toBe("DOCKER_UNAVAILABLE");
+    expect((await app.client.sandbox.set("ses_root", { isolation: "gvisor" })).docker.effective).toBe(true);
+    expect((await refusal(app.client.sandbox.set("ses_root", { isolation: "container" })))?.code).toBe("DOCKER_UNAVAILABLE");
     await app.client.sessions.register({ id: "ses_fork", forkOf: "ses_root", directory: "/repo" });
     expect((await app.client.sandbox.get("ses_fork")).docker).toEqual({ override: true, effective: true });
     expect((await app.client.sandbox.set("ses_root", { docker: false })).docker).toEqual({ override: false, effective: false });
@@ -86,12 +86,12 @@ describe("docker setting and override", () => {
       await first.client.sessions.register({ id: "ses_repo", directory: repo });
       await first.client.sandbox.set("ses_repo", { docker: true, isolation: "auto" });
       first.db.close();
-      // The next start has no KVM: auto becomes gVisor, which cannot hold Docker.
-      t = makeTestApp({ tiers: { ...ALL_TIERS, microvm: { available: false, reason: "/dev/kvm is missing" } }, dataDir });
+      // The next start has neither KVM nor runsc: auto becomes the container tier, which cannot hold Docker.
+      t = makeTestApp({ tiers: { ...ALL_TIERS, microvm: { available: false, reason: "/dev/kvm is missing" }, gvisor: { available: false, reason: "runsc is missing" } }, dataDir });
       const error = (await t.client.run("ses_repo", { command: "true", cwd: repo }).catch((e) => e)) as RuntimeFailedError;
       expect(error).toBeInstanceOf(RuntimeFailedError);
       expect(error.status).toBe(503);
-      expect(error.message).toStartWith("the session's docker setting cannot be met in the gvisor tier, so the command was not run: the gVisor tier does not give its guests");
+      expect(error.message).toStartWith("the session's docker setting cannot be met in the container tier, so the command was not run: the container tier shares the host's kernel");
       expect(error.message).toEndWith("; or switch docker off for it");
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 // Test wiring for the gvisor driver: the local target's fixture (temp state dir, leak checks) with the
 // driver built by createGvisorDriver, plus what only this tier needs — its processes and host-side reads.
 import { expect } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { cgroupDirs, detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { createGvisorDriver } from "../../runtime/gvisor/index";
 import type { CpuStats } from "./contract-suite";
@@ -9,6 +10,27 @@ import { expectNoLeaksAndCleanUp, makeLocalFixture, type LocalFixture } from "./
 
 export function makeGvisorFixture(): Promise<LocalFixture> {
   return makeLocalFixture(createGvisorDriver);
+}
+
+/**
+ * After a real manager ran on the gvisor tier (SANDBOX_RUNTIME=gvisor, its runtime dir beside `dataDir`):
+ * removes any VM and volume it left, both dirs, and the (empty) parent of its VMs' cgroups, which runsc
+ * leaves behind.
+ */
+export async function removeGvisorManagerState(dataDir: string, rootfsDir: string, cgroupParent: string): Promise<void> {
+  const gvisor = createGvisorDriver({ stateDir: join(`${dataDir}-runtime`, "gvisor"), rootfsDir, cgroupParent });
+  for (const vm of await gvisor.list({})) await gvisor.remove(vm.name);
+  for (const volume of (await gvisor.listVolumes?.()) ?? []) await gvisor.removeVolume?.(volume);
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(`${dataDir}-runtime`, { recursive: true, force: true });
+  const layout = detectCgroupLayout();
+  for (const dir of layout ? cgroupDirs(layout, `/${cgroupParent}`) : []) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Absent in this hierarchy.
+    }
+  }
 }
 
 /** runsc processes (sandbox, gofer, exec) whose command line names this fixture's state dir. */

@@ -2,11 +2,11 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER } from "../../runtime/gvisor/guest-binaries";
-import { gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS } from "../../runtime/gvisor/gvisor-config";
+import { bootFlagsOf, guestProcessOf, gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS, runscExecFlagsOf } from "../../runtime/gvisor/gvisor-config";
 import { execTree, parseProcessTable, parseStatLines } from "../../runtime/gvisor/process-tree";
 import { runscId } from "../../runtime/gvisor/runsc";
 import { RUNSC_MIN_VERSION, runscTooOld, runscVersionDate } from "../../runtime/gvisor/runsc-version";
-import type { OciConfig } from "../../runtime/local/oci-config";
+import { guestProcess, type OciConfig } from "../../runtime/local/oci-config";
 
 const stat = (pid: number, comm: string, ppid: number, pgid: number, sid: number) => `${pid} (${comm}) S ${ppid} ${pgid} ${sid} 0 0 0`;
 
@@ -85,6 +85,41 @@ describe("gvisor config", () => {
     ]);
     expect(out.process.env.filter((kv) => kv.startsWith("LD_PRELOAD="))).toEqual([]);
     expect(out.linux.resources.pids.limit).toBe(1024 * HOST_TASKS_PER_GUEST_PROCESS);
+  });
+
+  test("a VM without docker → no cgroup file system, guest processes under the filter without capabilities, no runsc flag", () => {
+    const withCgroup = { ...config, mounts: [...config.mounts, { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["ro"] }] };
+    const plain = gvisorConfig(withCgroup, vm, { stateDir: "/state", binaries });
+    expect(plain.mounts.filter((m) => m.type === "cgroup" || m.type === "tmpfs")).toEqual([]);
+    expect(bootFlagsOf(plain)).toEqual([]);
+    expect(runscExecFlagsOf(vm.spec)).toEqual([]);
+    const command = guestProcessOf(vm.spec, guestProcess(["sh", "-c", "true"], "/", []));
+    expect(command.args).toEqual([GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER, "sh", "-c", "true"]);
+    expect(command.capabilities).toEqual({});
+    expect(command.noNewPrivileges).toBe(true);
+  });
+
+  test("a docker VM → runsc's cgroupfs kept, a data root as large as the disk quota and /etc/docker on tmpfs, raw sockets at boot and exec, commands with capabilities and no filter of ours", () => {
+    const dockerVm = { ...vm, spec: { ...spec, docker: true, diskMib: 512 } as never };
+    const withCgroup = { ...config, mounts: [...config.mounts, { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["ro"] }] };
+    const docker = gvisorConfig(withCgroup, dockerVm, { stateDir: "/state", binaries });
+    expect(docker.mounts.filter((m) => m.type === "cgroup").map((m) => m.destination)).toEqual(["/sys/fs/cgroup"]);
+    expect(docker.mounts.filter((m) => m.type === "tmpfs")).toEqual([
+      { destination: "/var/lib/docker", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=711", "size=512m"] },
+      { destination: "/etc/docker", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=755", "size=1m"] },
+    ]);
+    // The image stays read-only (no overlay flag); the init keeps the filter (it never needs the daemon's rights).
+    expect(docker.mounts.find((m) => m.destination === "/usr")?.options).toContain("ro");
+    expect(docker.process.args.slice(0, 2)).toEqual([GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER]);
+    expect(bootFlagsOf(docker)).toEqual(["--net-raw"]);
+    expect(runscExecFlagsOf(dockerVm.spec)).toEqual(["--net-raw"]);
+    const command = guestProcessOf(dockerVm.spec, guestProcess(["sh", "-c", "true"], "/", []));
+    expect(command.args).toEqual(["sh", "-c", "true"]);
+    expect(command.noNewPrivileges).toBe(false);
+    const capabilities = command.capabilities as Record<string, string[]>;
+    expect(capabilities.effective).toContain("CAP_SYS_ADMIN");
+    expect(capabilities.effective).toContain("CAP_NET_ADMIN");
+    expect(new Set(Object.values(capabilities).map((set) => set.length))).toEqual(new Set([41]));
   });
 });
 

@@ -66,6 +66,12 @@ describe("scratch writes (container tier)", () => {
     expect(await fixture.driver.list({})).toEqual([]);
   }, 60_000);
 
+  test("a docker VM asked of the container tier itself (past the app's refusal) → refused with the reason and the fix, nothing created", async () => {
+    const docker = { ...spec(fixture, `docker-local-${process.pid}`, []), scratchWrites: false, docker: true };
+    await expect(fixture.driver.create(docker)).rejects.toThrow(/asks for a Docker Engine, .* the container tier refuses on the host's kernel: use the gVisor tier \(isolation: gvisor\)/);
+    expect(await fixture.driver.list({})).toEqual([]);
+  }, 60_000);
+
   test("a command as another guest user → refused with the reason (builds run on gVisor), nothing run", async () => {
     const name = `user-local-${process.pid}`;
     await fixture.driver.create({ ...spec(fixture, name, []), scratchWrites: false });

@@ -29,7 +29,7 @@ const SETTINGS: { key: string; label: string; kind: Kind; help: string }[] = [
   { key: "network", label: "Network policy", kind: "network", help: "none, all, or allowlist: a comma-separated list of domains and keywords" },
   { key: "image", label: "Guest image", kind: "image", help: "recipe: extra Debian packages, comma-separated; oci: an image reference" },
   { key: "isolation", label: "Isolation tier", kind: "isolation", help: "auto: the strongest tier that works here; the overview lists which do" },
-  { key: "docker", label: "Docker Engine", kind: "boolean", help: "A Docker Engine in each VM; needs an isolation tier that can hold one (microvm)" },
+  { key: "docker", label: "Docker Engine", kind: "boolean", help: "A Docker Engine in each VM; needs an isolation tier that can hold one (gvisor or microvm)" },
 ];
 
 export function SettingsPage({ tick }: PageProps) {
