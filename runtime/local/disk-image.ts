@@ -5,6 +5,7 @@ import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readd
 import { randomHex } from "../bun-crypto";
 import { basename, dirname, join } from "node:path";
 import { processAlive, processStartTime } from "../proc-stat";
+import { mountHolders } from "./mount-holders";
 
 const MIB = 1024 * 1024;
 
@@ -166,12 +167,22 @@ export function loopDevices(match: (backingFile: string) => boolean): string[] {
  * 2 s it is detached here, which frees it as soon as that copy goes.
  */
 export async function unmountDisk(image: string, ...dirs: string[]): Promise<void> {
-  for (const dir of dirs) if (isMounted(dir)) await runTool(["umount", dir]);
+  for (const dir of dirs) if (isMounted(dir)) await unmount(dir);
   const deadline = Date.now() + 2_000;
   // The kernel detaches an autoclear loop device from a work queue, a moment after the unmount.
   while (loopDevicesOf(image).length > 0 && Date.now() < deadline) await Bun.sleep(2);
   const target = kernelPath(image);
   await detachLoops((backing) => backing === target);
+}
+
+/** `umount dir`; a failure names what holds the mount (mount-holders.ts). */
+async function unmount(dir: string): Promise<void> {
+  try {
+    await runTool(["umount", dir]);
+  } catch (error) {
+    const holders = mountHolders(dir);
+    throw new Error(`${(error as Error).message}; held by: ${holders.length > 0 ? holders.join("; ") : "no process or mount of this namespace"}`);
+  }
 }
 
 /** `losetup -d` each matching loop device; a device still in use is then freed as soon as it is released. */
