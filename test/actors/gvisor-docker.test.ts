@@ -88,7 +88,18 @@ describe("docker on the gvisor tier (real manager, real dockerd in a gVisor VM)"
     expect(build).toMatchObject({ exitCode: 0, stdout: "built-in-the-vm\n" });
   }, 300_000);
 
-  test("docker compose up -d of two services → the client reaches the server by its service name; its published port reaches the host through the session's port forward; down removes them", async () => {
+  test("docker compose up -d of two services → the client's curl reaches the server by its service name; its published port reaches the host through the session's port forward; down removes them", async () => {
+    // The client image: the guest's curl with the libraries it loads, on the busybox image.
+    const curlImage = await sh(
+      [
+        "mkdir -p /tmp/curl/root && cd /tmp/curl",
+        "for file in /usr/bin/curl $(ldd /usr/bin/curl | grep -o '/[^ ]*'); do mkdir -p root$(dirname $file) && cp -L $file root$file; done",
+        "printf '%s\\n' 'FROM local/busybox' 'COPY root/ /' > Dockerfile",
+        "docker build -q -t local/curl . >/dev/null",
+        "docker run --rm local/curl curl --version | head -c 5",
+      ].join(" && "),
+    );
+    expect(curlImage).toMatchObject({ exitCode: 0, stdout: "curl " });
     const compose = [
       "services:",
       "  web:",
@@ -96,9 +107,9 @@ describe("docker on the gvisor tier (real manager, real dockerd in a gVisor VM)"
       '    command: ["sh", "-c", "mkdir -p /www && echo hello-from-web > /www/index.html && exec httpd -f -p 8080 -h /www"]',
       '    ports: ["18080:8080"]',
       "  client:",
-      "    image: local/busybox",
+      "    image: local/curl",
       "    depends_on: [web]",
-      '    command: ["sh", "-c", "until wget -q -O - http://web:8080/; do sleep 0.5; done; exec sleep 600"]',
+      '    command: ["sh", "-c", "until curl -fsS http://web:8080/; do sleep 0.5; done; exec sleep 600"]',
     ].join("\n");
     writeFileSync(join(repo, "compose.yaml"), compose);
     const up = await sh(
