@@ -12,7 +12,9 @@
 //   image's files stay read-only, and the rest it writes is under /run, the VM's own tmpfs.
 // - The data root, /var/lib/docker, is a Sentry tmpfs bounded by the VM's disk quota: overlay2 needs a file
 //   system the Sentry owns (on a directory bound from the host it fails: docs/isolation-tiers.md), so the
-//   daemon's images and containers live in the VM's memory, within its memory limit too, and go with the VM.
+//   daemon's images and containers live in the VM's memory and go with the VM. It is bounded by half the
+//   VM's memory too, so that a full data root answers ENOSPC rather than using up the memory the daemon
+//   and its containers run in.
 import { DEFAULT_DISK_MIB, type VmSpec } from "../driver";
 import type { OciMount, OciProcess } from "../local/oci-config";
 
@@ -56,11 +58,16 @@ export function isDockerVm(spec: Pick<VmSpec, "docker">): boolean {
   return spec.docker === true;
 }
 
+/** The data root's size: the disk quota, or half the VM's memory where that is less. */
+export function dockerDataMib(spec: Pick<VmSpec, "diskMib" | "memoryMib">): number {
+  return Math.min(spec.diskMib ?? DEFAULT_DISK_MIB, Math.floor(spec.memoryMib / 2));
+}
+
 /**
- * The daemon's data root, a tmpfs as large as the VM's disk quota, and its configuration directory (the
- * image's own files there are hidden: a daemon.json goes in ~/.docker, the helper passes it on).
+ * The daemon's data root (a tmpfs of dockerDataMib) and its configuration directory (the image's own files
+ * there are hidden: a daemon.json goes in ~/.docker, the helper passes it on).
  */
-export function dockerMounts(spec: Pick<VmSpec, "diskMib">): OciMount[] {
+export function dockerMounts(spec: Pick<VmSpec, "diskMib" | "memoryMib">): OciMount[] {
   const tmpfs = (destination: string, options: string[]): OciMount => ({ destination, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", ...options] });
-  return [tmpfs(DOCKER_DATA_ROOT, ["mode=711", `size=${spec.diskMib ?? DEFAULT_DISK_MIB}m`]), tmpfs(DOCKER_CONFIG_DIR, ["mode=755", "size=1m"])];
+  return [tmpfs(DOCKER_DATA_ROOT, ["mode=711", `size=${dockerDataMib(spec)}m`]), tmpfs(DOCKER_CONFIG_DIR, ["mode=755", "size=1m"])];
 }

@@ -1,6 +1,7 @@
 // Pure parts of the gvisor tier: which guest processes an exec owns, and the config changes for runsc.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { dockerDataMib } from "../../runtime/gvisor/docker-profile";
 import { GUEST_SECCOMP_EXEC, GUEST_SECCOMP_FILTER } from "../../runtime/gvisor/guest-binaries";
 import { bootFlagsOf, guestProcessOf, gvisorConfig, hostMountsOf, HOST_TASKS_PER_GUEST_PROCESS, runscExecFlagsOf } from "../../runtime/gvisor/gvisor-config";
 import { execTree, parseProcessTable, parseStatLines } from "../../runtime/gvisor/process-tree";
@@ -100,7 +101,7 @@ describe("gvisor config", () => {
   });
 
   test("a docker VM → runsc's cgroupfs kept, a data root as large as the disk quota and /etc/docker on tmpfs, raw sockets at boot and exec, commands with capabilities and no filter of ours", () => {
-    const dockerVm = { ...vm, spec: { ...spec, docker: true, diskMib: 512 } as never };
+    const dockerVm = { ...vm, spec: { ...spec, docker: true, diskMib: 512, memoryMib: 2048 } as never };
     const withCgroup = { ...config, mounts: [...config.mounts, { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["ro"] }] };
     const docker = gvisorConfig(withCgroup, dockerVm, { stateDir: "/state", binaries });
     expect(docker.mounts.filter((m) => m.type === "cgroup").map((m) => m.destination)).toEqual(["/sys/fs/cgroup"]);
@@ -120,6 +121,9 @@ describe("gvisor config", () => {
     expect(capabilities.effective).toContain("CAP_SYS_ADMIN");
     expect(capabilities.effective).toContain("CAP_NET_ADMIN");
     expect(new Set(Object.values(capabilities).map((set) => set.length))).toEqual(new Set([41]));
+    // The data root lives in memory: half of it where that is less than the quota.
+    expect(dockerDataMib({ diskMib: 512, memoryMib: 2048 })).toBe(512);
+    expect(dockerDataMib({ diskMib: 4096, memoryMib: 2048 })).toBe(1024);
   });
 });
 
