@@ -49,7 +49,9 @@ export type DockerProcess = Omit<OciProcess, "capabilities" | "noNewPrivileges">
   noNewPrivileges: false;
 };
 
-export function withDockerCapabilities(process: OciProcess): DockerProcess {
+/** The guest's root gets every capability; any other user none (the daemon's socket is root's). */
+export function withDockerCapabilities(process: OciProcess): OciProcess | DockerProcess {
+  if (process.user.uid !== 0) return process;
   const all = [...ALL_CAPABILITIES];
   return { ...process, capabilities: { bounding: all, effective: all, permitted: all, inheritable: all, ambient: all }, noNewPrivileges: false };
 }

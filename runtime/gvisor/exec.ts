@@ -93,7 +93,7 @@ export async function execInSandbox(ctx: DriverContext, name: string, request: E
   const userProblem = request.user && guestUserProblem(request.user);
   if (userProblem) throw new RuntimeError("FAILED", userProblem);
   const env = [...envList(request.env), `${EXEC_MARKER_ENV}=${execId}`];
-  const guest = { ...guestProcessOf(record.spec, guestProcess(request.argv, request.cwd, env)), ...(request.user ? { user: request.user } : {}) };
+  const guest = guestProcessOf(record.spec, { ...guestProcess(request.argv, request.cwd, env), ...(request.user ? { user: request.user } : {}) });
   writeFileSync(processFile, JSON.stringify(guest), { mode: 0o600 });
   const proc = Bun.spawn(
     ctx.runtime.argv([...runscExecFlagsOf(record.spec), "--log", logFile, "--log-format", "json", "exec", "--process", processFile, "--internal-pid-file", pidFile, id]),

@@ -55,8 +55,8 @@ export function filteredArgv(argv: string[]): string[] {
 }
 
 /**
- * A guest process of this VM as runsc is given it: under the VM's filter, or, in a docker VM, with the
- * guest root's capabilities and no filter of ours (docker-profile.ts).
+ * A guest process of this VM as runsc is given it: under the VM's filter, or, in a docker VM, without it and,
+ * when it runs as the guest's root, with root's capabilities (docker-profile.ts); another user gets none.
  */
 export function guestProcessOf(spec: Pick<VmSpec, "docker">, process: OciProcess): OciProcess | DockerProcess {
   return isDockerVm(spec) ? withDockerCapabilities(process) : { ...process, args: filteredArgv(process.args) };

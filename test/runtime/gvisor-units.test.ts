@@ -123,6 +123,10 @@ describe("gvisor config", () => {
     expect(new Set(Object.values(capabilities).map((set) => set.length))).toEqual(new Set([41]));
     // The data root lives in memory: half of it where that is less than the quota.
     expect(dockerDataMib({ diskMib: 512, memoryMib: 2048 })).toBe(512);
+    // Another guest user runs without our filter too, but without any capability.
+    const asUser = guestProcessOf(dockerVm.spec, { ...guestProcess(["id"], "/", []), user: { uid: 1000, gid: 1000 } });
+    expect(asUser.args).toEqual(["id"]);
+    expect(asUser.capabilities).toEqual({});
     expect(dockerDataMib({ diskMib: 4096, memoryMib: 2048 })).toBe(1024);
   });
 });
