@@ -7,6 +7,7 @@
 //   bun run bench:docker        (BENCH_RUNS, default 5)
 import { DOCKER_HELPER, INSTALL_AND_RUN } from "../app/services/docker-helper";
 import type { VmSpec } from "../runtime/driver";
+import { GUEST_HOME } from "../runtime/guest-layout";
 import { expectNoGvisorLeaksAndCleanUp, makeGvisorFixture } from "../test/runtime/gvisor-target";
 import { stats, timed } from "./exec-support";
 
@@ -20,19 +21,16 @@ const spec = (name: string): VmSpec => ({
   name, image, cpus: 2, memoryMib: 1024, mounts: [], tmpSizeMib: 64, volume: { name }, diskMib: 512, labels: {}, network: { mode: "none" }, docker: true,
 });
 
-async function sh(name: string, command: string): Promise<string> {
+/** `sh -c script` with its arguments in the VM; throws with the output unless it exits 0. */
+async function sh(name: string, script: string, ...args: string[]): Promise<void> {
   let out = "";
-  const sink = { stdout: (chunk: Uint8Array) => void (out += Buffer.from(chunk).toString()), stderr: (chunk: Uint8Array) => void (out += Buffer.from(chunk).toString()) };
-  const result = await fixture.driver.exec(name, { argv: ["sh", "-c", command], cwd: "/", env: { HOME: "/home/agent" }, timeoutMs: 300_000 }, sink);
-  if (result.exitCode !== 0) throw new Error(`${command} → exit ${result.exitCode}: ${out}`);
-  return out;
+  const collect = (chunk: Uint8Array) => void (out += Buffer.from(chunk).toString());
+  const result = await fixture.driver.exec(name, { argv: ["sh", "-c", script, ...args], cwd: "/", env: { HOME: GUEST_HOME }, timeoutMs: 300_000 }, { stdout: collect, stderr: collect });
+  if (result.exitCode !== 0) throw new Error(`${args.at(-1) ?? script} → exit ${result.exitCode}: ${out}`);
 }
 
-async function startDocker(name: string): Promise<void> {
-  const sink = { stdout() {}, stderr() {} };
-  const result = await fixture.driver.exec(name, { argv: ["sh", "-c", INSTALL_AND_RUN, "sandbox-docker", DOCKER_HELPER, "start"], cwd: "/", env: { HOME: "/home/agent" }, timeoutMs: 300_000 }, sink);
-  if (result.exitCode !== 0) throw new Error(`sandbox-docker start → exit ${result.exitCode}`);
-}
+/** The helper installed and `sandbox-docker start` run, as the manager's start route does. */
+const startDocker = (name: string) => sh(name, INSTALL_AND_RUN, "sandbox-docker", DOCKER_HELPER, "start");
 
 try {
   const floor: number[] = [];

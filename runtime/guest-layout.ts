@@ -11,3 +11,8 @@ export const GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
  * before it existed, on a host that could not build it, and on the microVM tier: socat is used there.
  */
 export const GUEST_RELAY = "/run/vm-relay";
+/**
+ * The Docker daemon's data root where the VM mounts one for it (a gVisor docker VM:
+ * runtime/gvisor/docker-profile.ts); the guest helper (app/services/docker-helper.ts) uses it when mounted.
+ */
+export const GUEST_DOCKER_DATA_ROOT = "/var/lib/docker";

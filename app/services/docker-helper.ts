@@ -12,6 +12,8 @@
 // log) is under /run, the VM's own, or /tmp where the image's root is read-only. The user's daemon.json
 // (~/.docker) is passed on.
 
+import { GUEST_DOCKER_DATA_ROOT } from "../../runtime/guest-layout";
+
 /** Where the manager installs the helper (on every image's PATH); ~/.local/bin where the root is read-only. */
 export const DOCKER_HELPER_PATH = "/usr/local/bin/sandbox-docker";
 
@@ -27,7 +29,7 @@ STATE=/run/sandbox-docker
 mkdir -p "$STATE" 2>/dev/null || STATE=/tmp/sandbox-docker
 # A gVisor docker VM mounts the daemon a data root of its own (runtime/gvisor/docker-profile.ts: overlay2
 # cannot sit on a directory bound from the host); elsewhere the data is on the home volume.
-if grep -q " /var/lib/docker " /proc/mounts 2>/dev/null; then DATA=/var/lib/docker; else DATA="\${HOME:-/home/agent}/.local/share/docker"; fi
+if grep -q " ${GUEST_DOCKER_DATA_ROOT} " /proc/mounts 2>/dev/null; then DATA=${GUEST_DOCKER_DATA_ROOT}; else DATA="\${HOME:-/home/agent}/.local/share/docker"; fi
 # The user's daemon settings (registries, mirrors), on the home volume so they outlive the VM.
 CONFIG="\${HOME:-/home/agent}/.docker/daemon.json"
 LOG="$STATE/dockerd.log"
@@ -78,13 +80,17 @@ start() {
   exit ${DOCKER_HELPER_EXIT.noAnswer}
 }
 
-# Debian's iptables is the nftables front end; gVisor's netfilter speaks only the legacy interface. Where
-# only iptables-legacy works, dockerd finds it under the names it runs, for the rules of its embedded DNS in
-# each container's namespace; it programs no bridge rules (--iptables=false): gVisor's netfilter has none
-# of the addrtype match and MASQUERADE target they need, and the VM's containers have no route out anyway.
-legacy_iptables() {
+# Which netfilter the daemon gets, decided once per supervisor: the image's iptables where it works (a
+# kernel of the VM's own); else, as in a gVisor VM, whose netfilter speaks only the legacy interface while
+# Debian's iptables is the nftables front end, iptables-legacy under the names dockerd runs, for the rules
+# of its embedded DNS in each container's namespace, and no bridge rules (--iptables=false: gVisor has none
+# of the addrtype match and MASQUERADE target they need, and the VM's containers have no route out anyway);
+# else none at all: containers still reach each other by address, not by name.
+choose_iptables() {
+  DAEMON_FLAGS=
   iptables -t filter -L -n >/dev/null 2>&1 && return
-  iptables-legacy -t filter -L -n >/dev/null 2>&1 || return
+  DAEMON_FLAGS="--iptables=false --ip6tables=false"
+  if ! iptables-legacy -t filter -L -n >/dev/null 2>&1; then echo "sandbox-docker: no iptables works here; the daemon programs no rules"; return; fi
   mkdir -p "$STATE/bin"
   for family in iptables ip6tables; do
     for suffix in "" -save -restore; do
@@ -92,14 +98,12 @@ legacy_iptables() {
     done
   done
   PATH="$STATE/bin:$PATH"
-  DAEMON_FLAGS="--iptables=false --ip6tables=false"
   echo "sandbox-docker: iptables is iptables-legacy for the daemon, which programs no bridge rules"
 }
 
 supervise() {
   echo $$ > "$STATE/supervisor.pid"
-  DAEMON_FLAGS=
-  legacy_iptables
+  choose_iptables
   child=
   trap 'touch "$STATE/stopping"; [ -z "$child" ] || kill "$child" 2>/dev/null' TERM INT
   restarts=0
@@ -110,8 +114,6 @@ supervise() {
     ip link delete docker0 >/dev/null 2>&1 || true
     set -- --data-root "$DATA" $DAEMON_FLAGS
     [ ! -f "$CONFIG" ] || set -- "$@" --config-file "$CONFIG"
-    # Without netfilter the daemon programs none: containers still reach each other by address, not by name.
-    iptables -t filter -L -n >/dev/null 2>&1 || set -- "$@" --iptables=false --ip6tables=false
     dockerd "$@" &
     child=$!
     echo "$child" > "$STATE/dockerd.pid"

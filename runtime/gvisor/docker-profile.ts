@@ -17,14 +17,13 @@
 //   and its containers run in.
 import { DEFAULT_DISK_MIB, type VmSpec } from "../driver";
 import type { OciMount, OciProcess } from "../local/oci-config";
+import { GUEST_DOCKER_DATA_ROOT } from "../guest-layout";
 
-/** Where the daemon keeps its data in a docker VM (the helper finds the mount: app/services/docker-helper.ts). */
-export const DOCKER_DATA_ROOT = "/var/lib/docker";
 
 /**
  * `--net-raw`, at boot and at each exec (runsc exec drops CAP_NET_RAW from a process without it): raw
- * sockets in the Sentry's network stack, through which iptables programs gVisor's netfilter (dockerd's
- * bridge, NAT and embedded-DNS rules). The VM's stack has no host interface (`--network=none`): a raw
+ * sockets in the Sentry's network stack, through which iptables programs gVisor's netfilter (the rules of
+ * dockerd's embedded DNS in each container's namespace). The VM's stack has no host interface (`--network=none`): a raw
  * socket reaches only the VM's own interfaces.
  */
 export const DOCKER_RUNSC_FLAGS = ["--net-raw"];
@@ -71,5 +70,5 @@ export function dockerDataMib(spec: Pick<VmSpec, "diskMib" | "memoryMib">): numb
  */
 export function dockerMounts(spec: Pick<VmSpec, "diskMib" | "memoryMib">): OciMount[] {
   const tmpfs = (destination: string, options: string[]): OciMount => ({ destination, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", ...options] });
-  return [tmpfs(DOCKER_DATA_ROOT, ["mode=711", `size=${dockerDataMib(spec)}m`]), tmpfs(DOCKER_CONFIG_DIR, ["mode=755", "size=1m"])];
+  return [tmpfs(GUEST_DOCKER_DATA_ROOT, ["mode=711", `size=${dockerDataMib(spec)}m`]), tmpfs(DOCKER_CONFIG_DIR, ["mode=755", "size=1m"])];
 }
