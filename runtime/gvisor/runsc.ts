@@ -9,6 +9,7 @@ import { readLog, tcpListening } from "../local/crun";
 import { GUEST_PROXY_PORT, type OciConfig } from "../local/oci-config";
 import type { OciRuntime, RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
 import { mountProblems } from "../local/verify-mounts";
+import { procStatFields } from "../proc-stat";
 import { bootFlagsOf, gvisorConfig, hostMountsDir, hostMountsOf } from "./gvisor-config";
 import type { GuestBinaries } from "./guest-binaries";
 import { attachHostMounts, releaseHostMounts } from "./host-mounts";
@@ -26,6 +27,33 @@ export function runscId(containerId: string): string {
 
 /** Flags every runsc command of this driver shares (runsc keeps them with the sandbox's state too). */
 const GLOBAL_FLAGS = ["--platform=ptrace", "--network=none", "--host-uds=open"];
+
+/** What runsc's state file says of a sandbox: its processes (the Sentry, the gofer) and its control socket. */
+function readSandboxState(root: string, id: string): { pids: number[]; controlSocket: string | undefined } | undefined {
+  try {
+    const state = JSON.parse(readFileSync(join(root, `${id}_sandbox:${id}.state`), "utf8")) as { goferPid?: number; sandbox?: { pid?: number; controlSocketPath?: string } };
+    const pids = [state.sandbox?.pid, state.goferPid].filter((pid): pid is number => Number.isInteger(pid) && pid! > 0);
+    // Without the sandbox's pid there is no knowing it has exited: runsc delete decides.
+    return state.sandbox?.pid ? { pids, controlSocket: state.sandbox.controlSocketPath } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Gone, or a zombie nobody has reaped yet: either way it runs nothing any more. (A thread-group leader that
+ * exited while its other threads run is a zombie too: it counts only once it is the last thread.)
+ */
+function exited(pid: number): boolean {
+  const state = procStatFields(pid)?.[0];
+  if (state === undefined) return true;
+  if (state !== "Z" && state !== "X") return false;
+  try {
+    return readdirSync(`/proc/${pid}/task`).length <= 1;
+  } catch {
+    return true;
+  }
+}
 
 export class Runsc implements OciRuntime {
   readonly name = "runsc";
@@ -140,11 +168,19 @@ export class Runsc implements OciRuntime {
   async delete(containerId: string): Promise<void> {
     const id = runscId(containerId);
     const root = this.options.runscRoot;
-    if (!existsSync(root) || !readdirSync(root).some((f) => f.startsWith(`${id}_sandbox:`))) return;
-    const { exitCode, stderr } = await this.run(["delete", "--force", id]);
-    if (exitCode !== 0 && !/does not exist|not found/i.test(stderr)) throw new Error(`runsc delete ${id} failed (exit ${exitCode}): ${stderr.trim()}`);
-    // A container whose sandbox died leaves files runsc delete does not always remove.
-    for (const file of readdirSync(root).filter((f) => f.startsWith(`${id}_sandbox:`))) rmSync(join(root, file), { force: true });
+    const stateFiles = () => (existsSync(root) ? readdirSync(root).filter((f) => f.startsWith(`${id}_sandbox:`)) : []);
+    if (stateFiles().length === 0) return;
+    const state = readSandboxState(root, id);
+    // runsc delete waits, polling, until the sandbox's pid is gone: reaped by its parent, which (runsc
+    // create having exited) is init, and an init that reaps late held every stop and removal for 1–2 s.
+    // When every process the state names has already exited, what is left is files: removed here.
+    if (!state || !state.pids.every(exited)) {
+      const { exitCode, stderr } = await this.run(["delete", "--force", id]);
+      if (exitCode !== 0 && !/does not exist|not found/i.test(stderr)) throw new Error(`runsc delete ${id} failed (exit ${exitCode}): ${stderr.trim()}`);
+    }
+    // Also what a container whose sandbox died leaves and runsc delete does not always remove.
+    if (state?.controlSocket) rmSync(state.controlSocket, { force: true });
+    for (const file of stateFiles()) rmSync(join(root, file), { force: true });
   }
 
   async version(): Promise<string | undefined> {

@@ -164,11 +164,14 @@ describe("file tools in a sandboxed session", () => {
   });
 
   test("a large write (several MiB, many env chunks and jobs) → lands intact", async () => {
+    // A session of its own: OpenCode reloads a session's whole history at every step, and several MiB
+    // in it would make each later step of the shared session cost seconds of CPU.
+    const own = await sandboxedSession();
     const content = Array.from({ length: 60_000 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n") + "\n";
-    const part = await call(sessionID, "write", { filePath: join(project, "big.txt"), content });
+    const part = await call(own, "write", { filePath: join(project, "big.txt"), content });
     expect(part.state.output).toBe("Wrote file successfully.");
     expect(readFileSync(join(project, "big.txt"), "utf8")).toBe(content);
-    const tail = await call(sessionID, "read", { filePath: join(project, "big.txt"), offset: 59_999 });
+    const tail = await call(own, "read", { filePath: join(project, "big.txt"), offset: 59_999 });
     expect(tail.state.output).toContain(`59999: line 59998 ${"x".repeat(40)}\n60000: line 59999 ${"x".repeat(40)}\n\n(End of file - total 60000 lines)`);
   });
 
