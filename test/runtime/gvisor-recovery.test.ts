@@ -1,14 +1,18 @@
 // Recovery on the gvisor tier: a manager that restarts after a crash (a new driver over the same state)
 // finds its running gVisor VMs and drives them; startup clean-up removes what a crash half-made — a VM
-// directory without its record (its Sentry and gofer included) and prepared mounts of a VM that is gone.
+// directory without its record (its Sentry and gofer included) and prepared mounts of a VM that is gone;
+// runsc's delete still kills a sandbox that runs (its shortcut is only for one whose processes exited).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, unlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { VmSpec } from "../../runtime/driver";
 import { hostMountsDir } from "../../runtime/gvisor/gvisor-config";
 import { attachHostMounts } from "../../runtime/gvisor/host-mounts";
 import { createGvisorDriver } from "../../runtime/gvisor/index";
+import { Runsc, runscId } from "../../runtime/gvisor/runsc";
+import { procStatFields } from "../../runtime/proc-stat";
+import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { sh } from "./exec-capture";
 import { expectNoGvisorLeaksAndCleanUp, makeGvisorFixture, runscProcesses } from "./gvisor-target";
 import type { LocalFixture } from "./local-target";
@@ -56,6 +60,19 @@ describe("gvisor recovery", () => {
     expect(existsSync(hostMountsDir(fixture.stateDir, name))).toBe(false);
     expect(runscProcesses(fixture).filter((line) => line.includes(`/vms/${name}/`))).toEqual([]);
     await driver.removeVolume!(`${name}-data`);
+  });
+
+  test("runsc's delete of a sandbox whose processes still run → they are killed (the shortcut that only removes runsc's files is for exited ones)", async () => {
+    const name = `rec-${process.pid}-c`;
+    await fixture.driver.create(spec(name));
+    const runscRoot = join(fixture.stateDir, "runsc");
+    const state = JSON.parse(readFileSync(join(runscRoot, `${runscId(name)}_sandbox:${runscId(name)}.state`), "utf8")) as { goferPid: number; sandbox: { pid: number } };
+    const runsc = new Runsc({ runscPath: Bun.which("runsc") ?? "runsc", runscRoot, stateDir: fixture.stateDir, layout: detectCgroupLayout(), binaries: () => { throw new Error("not booting"); } });
+    await runsc.delete(name);
+    const running = (pid: number) => !["Z", "X", undefined].includes(procStatFields(pid)?.[0]);
+    expect([state.sandbox.pid, state.goferPid].filter(running)).toEqual([]);
+    expect(readdirSync(runscRoot).filter((file) => file.includes(runscId(name)))).toEqual([]);
+    await fixture.driver.remove(name);
   });
 
   test("prepared mounts of a VM that is gone → detached and removed", async () => {
