@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSyn
 import type { VmInfo, VmSpec } from "../driver";
 import type { StatePaths } from "./state-paths";
 import { repoViewsAlive } from "../repo-fs/repo-views";
-import { processStartTime } from "../proc-stat";
+import { processAlive } from "../proc-stat";
 
 export type VmRecord = {
   spec: VmSpec;
@@ -45,11 +45,14 @@ export class VmStore {
     else rmSync(this.paths.runtimeRecord(name), { force: true });
   }
 
-  /** PID 1 of the VM if it is alive right now. */
+  /**
+   * PID 1 of the VM if it is alive right now. A zombie is not: the VM's init has exited, and whoever
+   * adopted it (init, which on some hosts reaps a second or more late) has not collected it yet.
+   */
   livePid(name: string): number | undefined {
     const runtime = readJson<RuntimeRecord>(this.paths.runtimeRecord(name));
     if (!runtime) return undefined;
-    return processStartTime(runtime.pid) === runtime.startTime ? runtime.pid : undefined;
+    return processAlive(runtime.pid, runtime.startTime) ? runtime.pid : undefined;
   }
 
   info(name: string): VmInfo | undefined {
