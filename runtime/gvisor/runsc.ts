@@ -172,8 +172,8 @@ export class Runsc implements OciRuntime {
     if (stateFiles().length === 0) return;
     const state = readSandboxState(root, id);
     // runsc delete waits, polling, until the sandbox's pid is gone: reaped by its parent, which (runsc
-    // create having exited) is init, and an init that reaps late held every stop and removal for 1–2 s.
-    // When every process the state names has already exited, what is left is files: removed here.
+    // create having exited) is init, and an init that reaps late held every stop and removal that long
+    // (docs/performance.md). When every process the state names has exited, what is left is files: removed here.
     if (!state || !state.pids.every(exited)) {
       const { exitCode, stderr } = await this.run(["delete", "--force", id]);
       if (exitCode !== 0 && !/does not exist|not found/i.test(stderr)) throw new Error(`runsc delete ${id} failed (exit ${exitCode}): ${stderr.trim()}`);

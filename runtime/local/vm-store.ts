@@ -47,7 +47,7 @@ export class VmStore {
 
   /**
    * PID 1 of the VM if it is alive right now. A zombie is not: the VM's init has exited, and whoever
-   * adopted it (init, which on some hosts reaps a second or more late) has not collected it yet.
+   * adopted it (init, which on some hosts reaps late) has not collected it yet.
    */
   livePid(name: string): number | undefined {
     const runtime = readJson<RuntimeRecord>(this.paths.runtimeRecord(name));

@@ -165,7 +165,7 @@ describe("file tools in a sandboxed session", () => {
 
   test("a large write (several MiB, many env chunks and jobs) → lands intact", async () => {
     // A session of its own: OpenCode reloads a session's whole history at every step, and several MiB
-    // in it would make each later step of the shared session cost seconds of CPU.
+    // in it would make each later step of the shared session re-read them.
     const own = await sandboxedSession();
     const content = Array.from({ length: 60_000 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n") + "\n";
     const part = await call(own, "write", { filePath: join(project, "big.txt"), content });
