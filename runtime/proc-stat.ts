@@ -1,5 +1,5 @@
 // A process's identity by /proc: its stat fields and start time, so a pid is never mistaken for a reused one.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * The fields of /proc/PID/stat after the command name (field 3, the state, first), or undefined when the
@@ -23,4 +23,19 @@ export function processStartTime(pid: number): string | undefined {
 export function processAlive(pid: number, startTime: string): boolean {
   const fields = procStatFields(pid);
   return fields !== undefined && fields[19] === startTime && fields[0] !== "Z" && fields[0] !== "X";
+}
+
+/**
+ * Gone, or a zombie nobody has reaped yet: either way it runs nothing any more. (A thread-group leader that
+ * exited while its other threads run is a zombie too: it counts only once it is the last thread.)
+ */
+export function processExited(pid: number): boolean {
+  const state = procStatFields(pid)?.[0];
+  if (state === undefined) return true;
+  if (state !== "Z" && state !== "X") return false;
+  try {
+    return readdirSync(`/proc/${pid}/task`).length <= 1;
+  } catch {
+    return true;
+  }
 }

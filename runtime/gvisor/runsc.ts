@@ -9,7 +9,7 @@ import { readLog, tcpListening } from "../local/crun";
 import { GUEST_PROXY_PORT, type OciConfig } from "../local/oci-config";
 import type { OciRuntime, RuntimeConfig, RuntimeVm } from "../local/oci-runtime";
 import { mountProblems } from "../local/verify-mounts";
-import { procStatFields } from "../proc-stat";
+import { processExited } from "../proc-stat";
 import { bootFlagsOf, gvisorConfig, hostMountsDir, hostMountsOf } from "./gvisor-config";
 import type { GuestBinaries } from "./guest-binaries";
 import { attachHostMounts, releaseHostMounts } from "./host-mounts";
@@ -37,21 +37,6 @@ function readSandboxState(root: string, id: string): { pids: number[]; controlSo
     return state.sandbox?.pid ? { pids, controlSocket: state.sandbox.controlSocketPath } : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/**
- * Gone, or a zombie nobody has reaped yet: either way it runs nothing any more. (A thread-group leader that
- * exited while its other threads run is a zombie too: it counts only once it is the last thread.)
- */
-function exited(pid: number): boolean {
-  const state = procStatFields(pid)?.[0];
-  if (state === undefined) return true;
-  if (state !== "Z" && state !== "X") return false;
-  try {
-    return readdirSync(`/proc/${pid}/task`).length <= 1;
-  } catch {
-    return true;
   }
 }
 
@@ -174,7 +159,7 @@ export class Runsc implements OciRuntime {
     // runsc delete waits, polling, until the sandbox's pid is gone: reaped by its parent, which (runsc
     // create having exited) is init, and an init that reaps late held every stop and removal that long
     // (docs/performance.md). When every process the state names has exited, what is left is files: removed here.
-    if (!state || !state.pids.every(exited)) {
+    if (!state || !state.pids.every(processExited)) {
       const { exitCode, stderr } = await this.run(["delete", "--force", id]);
       if (exitCode !== 0 && !/does not exist|not found/i.test(stderr)) throw new Error(`runsc delete ${id} failed (exit ${exitCode}): ${stderr.trim()}`);
     }

@@ -2,6 +2,7 @@
 // this mount namespace whose working directory, root or an open file lies under it, and the mounts below
 // it. Read only when an unmount failed, so that a failure says what held the disk instead of leaving a guess.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readMountinfo } from "./cgroup-layout";
 
 const MAX_HOLDERS = 10;
 
@@ -47,8 +48,7 @@ function holdingsOf(pid: string, dir: string): string[] {
 /** Descriptions of what holds `dir` (at most MAX_HOLDERS), e.g. `pid 123 (git): cwd, fd 4` or `mount below: /x/y`. */
 export function mountHolders(dir: string): string[] {
   const holders: string[] = [];
-  const mountPoints = readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((line) => line.split(" ")[4] ?? "");
-  for (const point of mountPoints) if (point !== dir && under(point, dir)) holders.push(`mount below: ${point}`);
+  for (const { mountPoint } of readMountinfo()) if (mountPoint !== dir && under(mountPoint, dir)) holders.push(`mount below: ${mountPoint}`);
   for (const pid of readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
     if (holders.length >= MAX_HOLDERS) break;
     const held = holdingsOf(pid, dir);

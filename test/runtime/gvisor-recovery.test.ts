@@ -11,7 +11,7 @@ import { hostMountsDir } from "../../runtime/gvisor/gvisor-config";
 import { attachHostMounts } from "../../runtime/gvisor/host-mounts";
 import { createGvisorDriver } from "../../runtime/gvisor/index";
 import { Runsc, runscId } from "../../runtime/gvisor/runsc";
-import { procStatFields } from "../../runtime/proc-stat";
+import { processExited } from "../../runtime/proc-stat";
 import { detectCgroupLayout } from "../../runtime/local/cgroup-layout";
 import { sh } from "./exec-capture";
 import { expectNoGvisorLeaksAndCleanUp, makeGvisorFixture, runscProcesses } from "./gvisor-target";
@@ -69,8 +69,7 @@ describe("gvisor recovery", () => {
     const state = JSON.parse(readFileSync(join(runscRoot, `${runscId(name)}_sandbox:${runscId(name)}.state`), "utf8")) as { goferPid: number; sandbox: { pid: number } };
     const runsc = new Runsc({ runscPath: Bun.which("runsc") ?? "runsc", runscRoot, stateDir: fixture.stateDir, layout: detectCgroupLayout(), binaries: () => { throw new Error("not booting"); } });
     await runsc.delete(name);
-    const running = (pid: number) => !["Z", "X", undefined].includes(procStatFields(pid)?.[0]);
-    expect([state.sandbox.pid, state.goferPid].filter(running)).toEqual([]);
+    expect([state.sandbox.pid, state.goferPid].filter((pid) => !processExited(pid))).toEqual([]);
     expect(readdirSync(runscRoot).filter((file) => file.includes(runscId(name)))).toEqual([]);
     await fixture.driver.remove(name);
   });
