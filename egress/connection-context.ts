@@ -29,6 +29,9 @@ export type EgressLimits = {
   maxConnectAttempts: number;
 };
 
+/** A connection the proxy refused: what the guest asked for, the rule that refused it, and why (the 403's text). */
+export type EgressDenial = { kind: "connect" | "http" | "intercept"; host: string; target: string; rule: string; reason: string };
+
 export type ConnectionContext = {
   policy: () => Policy;
   resolve: Resolver;
@@ -39,6 +42,8 @@ export type ConnectionContext = {
   limits: EgressLimits;
   /** Registers an upstream socket so closing the proxy can destroy it. */
   track: (socket: Socket) => void;
+  /** Logs a refusal and tells the proxy's owner (who says it on the command's stderr: a 403 alone does not). */
+  denied: (denial: EgressDenial) => void;
   /** Told which secrets went out in a request, and to which host (names only; counted per session). */
   onSubstituted: (names: string[], host: string) => void;
   /**

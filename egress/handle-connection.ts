@@ -2,7 +2,7 @@
 import type { Socket } from "node:net";
 import { answer, currentSecrets, forwardPrepared, prepareHttp, refuse, type PreparedHttp } from "./forward-request";
 import { parseRequestHead, type RequestHead } from "./http-head";
-import type { ConnectionContext, Interception } from "./connection-context";
+import type { ConnectionContext, EgressDenial, Interception } from "./connection-context";
 import { interceptTunnel, needsInterception } from "./intercept";
 import { parseIp } from "./ip-address";
 import { checkAddress, checkName, compilePolicyLenient, formatTarget, type CompiledPolicy, type Decision, type Denial, type EgressTarget } from "./policy";
@@ -70,15 +70,16 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
   // A CONNECT to a host that receives secrets is opened up, or not at all.
   const intercept = http === null && needsInterception(secrets, request.target);
   if (intercept && !ctx.interception) {
-    ctx.log.info("egress denied", { kind: "connect", target, rule: "secret host without interception" });
-    return void refuse(client, 403, `${target} receives secrets, and this proxy cannot open its TLS (no manager CA), so it is not tunnelled: a tunnel would let the guest read a stored secret back`, ctx);
+    const reason = `${target} receives secrets, and this proxy cannot open its TLS (no manager CA), so it is not tunnelled: a tunnel would let the guest read a stored secret back`;
+    ctx.denied({ kind: "connect", host: request.target.host, target, rule: "secret host without interception", reason });
+    return void refuse(client, 403, reason, ctx);
   }
-  let kind = http !== null ? "http" : intercept ? "intercept" : "connect";
+  let kind: EgressDenial["kind"] = http !== null ? "http" : intercept ? "intercept" : "connect";
   const policy = snapshotPolicy(ctx);
   try {
     const { decision, addresses } = "mode" in policy ? await decide(request, policy, ctx) : { decision: policy, addresses: [] };
     if (!decision.allowed) {
-      ctx.log.info("egress denied", { kind, target, rule: decision.rule });
+      ctx.denied({ kind, host: request.target.host, target, rule: decision.rule, reason: decision.reason });
       return answer(client, deniedResponse(decision, request.target, ctx.howToAllow), ctx);
     }
     if (secrets.length > 0) ctx.secretDestinations.learnFromTarget(secrets, request.target, addresses);
@@ -87,8 +88,9 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
     if (secretHostThere !== undefined) {
       // By an IP literal the upstream's certificate cannot be checked for a name, so it is refused too.
       if (!ctx.interception || parseIp(request.target.host) !== null) {
-        ctx.log.info("egress denied", { kind, target, rule: "address of a secret host" });
-        return void refuse(client, 403, `${target} reaches the address of ${secretHostThere}, which receives secrets; a tunnel there would let the guest read a stored secret back, so it is not opened: connect by the name ${secretHostThere}`, ctx);
+        const reason = `${target} reaches the address of ${secretHostThere}, which receives secrets; a tunnel there would let the guest read a stored secret back, so it is not opened: connect by the name ${secretHostThere}`;
+        ctx.denied({ kind, host: request.target.host, target, rule: "address of a secret host", reason });
+        return void refuse(client, 403, reason, ctx);
       }
       kind = "intercept";
     }

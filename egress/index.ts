@@ -5,5 +5,5 @@ export type { NetworkPolicy } from "./network-policy";
 export type { CompiledPolicy, Decision, Denial, EgressTarget, NameCheck, Policy, PolicyContext } from "./policy";
 export { compileSecrets, MIN_SECRET_VALUE_LENGTH, secretRuleProblem, type SecretRule } from "./secrets";
 export { DEFAULT_HOW_TO_ALLOW, DEFAULT_LIMITS, startEgressProxy, type EgressProxy, type EgressProxyOptions } from "./proxy";
-export type { EgressLimits, Interception } from "./connection-context";
+export type { EgressDenial, EgressLimits, Interception } from "./connection-context";
 export type { Resolver } from "./upstream";

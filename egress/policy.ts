@@ -176,7 +176,7 @@ function openedBySensitive(policy: Allowlist, port: number, addressEntries: Addr
 function blockedBy(matches: RangeMatch[], via: string): Denial {
   const primary = matches[0] as RangeMatch;
   const keyword = KEYWORD_FOR[primary.category];
-  const fix = keyword === null ? "no keyword opens it" : `add the keyword ${keyword} to network.allow to reach it`;
+  const fix = keyword === null ? `no keyword opens it, an address entry within it does: add "${primary.range}" (or the one address) to network.allow` : `add the keyword ${keyword} to network.allow to reach it`;
   return { allowed: false, rule: `block ${primary.category} ${primary.range}`, reason: `${via} is in the ${primary.category} range ${primary.range}; ${fix}` };
 }
 

@@ -5,7 +5,7 @@ import { networkInterfaces } from "node:os";
 import type { EgressLogger as Logger } from "./logger";
 import { endGracefully } from "./graceful-close";
 import { SecretDestinations } from "./secret-destinations";
-import type { EgressLimits, Interception } from "./connection-context";
+import type { EgressDenial, EgressLimits, Interception } from "./connection-context";
 import { handleConnection } from "./handle-connection";
 import type { Policy } from "./policy";
 import { plainResponse } from "./proxy-responses";
@@ -22,6 +22,8 @@ export type EgressProxyOptions = {
   secrets?: () => readonly SecretRule[];
   /** Told the names of the secrets put into a request that went out, and its target host (never a value). */
   onSubstituted?: (names: string[], host: string) => void;
+  /** Told every connection it refused, after the log line. */
+  onDenied?: (denial: EgressDenial) => void;
   log: Logger;
   /** The host's own addresses, for the `host` keyword. Default: every local interface address. */
   hostAddresses?: () => readonly string[];
@@ -74,7 +76,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     socket.once("close", () => sockets.delete(socket));
   };
   let clients = 0;
-  const onSubstituted = options.onSubstituted;
+  const { onSubstituted, onDenied } = options;
   const resolver = options.resolve ?? systemResolver;
   const ctx = {
     policy: options.policy,
@@ -87,6 +89,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         onSubstituted?.(names, host);
       } catch (error) {
         options.log.error("egress substitution listener failed", { error: (error as Error).message });
+      }
+    },
+    denied: (denial: EgressDenial) => {
+      options.log.info("egress denied", { kind: denial.kind, target: denial.target, rule: denial.rule });
+      try {
+        onDenied?.(denial);
+      } catch (error) {
+        options.log.error("egress denial listener failed", { error: (error as Error).message });
       }
     },
     hostAddresses: options.hostAddresses ?? interfaceAddresses,

@@ -4,8 +4,9 @@
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { NetworkPolicy } from "../../egress/network-policy";
-import { HOST_ALIAS, startEgressProxy, type EgressProxy, type Interception, type SecretRule } from "../../egress/index";
+import { HOST_ALIAS, startEgressProxy, type EgressDenial, type EgressProxy, type Interception, type SecretRule } from "../../egress/index";
 import type { Logger } from "../log";
+import { DenialJournal } from "./egress-denials";
 
 async function resolveWithHostAlias(host: string): Promise<string[]> {
   if (host.toLowerCase() === HOST_ALIAS) return ["127.0.0.1"];
@@ -27,6 +28,8 @@ export function createEgressProxies(options: {
   const proxies = new Map<string, Promise<EgressProxy>>();
   const secrets = new Map<string, SecretRule[]>();
   const roots = new Map<string, string>();
+  const denials = new Map<string, DenialJournal>();
+  const journalOf = (vmName: string) => denials.get(vmName) ?? denials.set(vmName, new DenialJournal()).get(vmName)!;
 
   const socketPathFor = (vmName: string) => join(options.dir, vmName, "proxy.sock");
 
@@ -44,6 +47,7 @@ export function createEgressProxies(options: {
         policy: () => options.policyFor(rootSessionID),
         secrets: () => secrets.get(vmName) ?? [],
         onSubstituted: (names, host) => options.onSubstituted?.({ vmName, rootSessionID, names, host, rules: secrets.get(vmName) ?? [] }),
+        onDenied: (denial: EgressDenial) => journalOf(vmName).add(denial),
         resolve: resolveWithHostAlias,
         log: options.log,
         interception: options.interception,
@@ -62,6 +66,7 @@ export function createEgressProxies(options: {
     proxies.delete(vmName);
     secrets.delete(vmName);
     roots.delete(vmName);
+    denials.delete(vmName);
     await (await proxy?.catch(() => undefined))?.close();
     rmSync(join(options.dir, vmName), { recursive: true, force: true });
   }
@@ -80,6 +85,10 @@ export function createEgressProxies(options: {
       const proxy = await proxies.get(vmName)?.catch(() => undefined);
       return proxy?.dropConnections(reason) ?? 0;
     },
+    /** Where the VM's refusals stand now: pass it to `deniedSince` when the command ends. */
+    denialMark: (vmName: string) => journalOf(vmName).mark(),
+    /** What the VM's proxy refused since `mark`, each target and rule once. */
+    deniedSince: (vmName: string, mark: number) => denials.get(vmName)?.since(mark) ?? [],
     /** The root session each running proxy serves. */
     rootOf: (vmName: string) => roots.get(vmName),
     running: () => [...proxies.keys()],

@@ -65,7 +65,10 @@ function unlessFailing<T>(write: () => T): T | undefined {
   }
 }
 
-export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory, now: () => number = Date.now) {
+/** Called as a command starts; its result, called as the command ends, gives lines to add to its stderr. */
+export type NotesFor = (prepared: PreparedExec) => () => string[];
+
+export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory, notesFor: NotesFor = () => () => [], now: () => number = Date.now) {
   const running = new Map<string, Set<Running>>();
 
   const keyOf = (rootSessionID: string, callID: string) => `${rootSessionID}\u0000${callID}`;
@@ -96,6 +99,15 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
     let ended: Ended = { ok: false, error: "it did not start" };
     let record: ReturnType<ExecHistory["start"]> | undefined;
     const finish = (outcome: Parameters<ReturnType<ExecHistory["start"]>["finish"]>[0]) => unlessFailing(() => record?.finish(outcome));
+    // A terminal's screen is no place for after-notes, and a quiet relay has no reader.
+    const notes = prepared.command.terminal || prepared.quiet ? () => [] : notesFor(prepared);
+    /** Said where the command's output is read (the CLI, the plugin's tool output, the history's tail), after its own output. */
+    const tell = async (line: string) => {
+      const bytes = new TextEncoder().encode(line);
+      record?.chunk(bytes);
+      ring.push("stderr", bytes);
+      await hooks.onChunk("stderr", bytes);
+    };
     try {
       const outcome = await supervisor.exec({
         rootSessionID: prepared.rootSessionID,
@@ -125,13 +137,9 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         ...(hooks.onTerminal ? { onTerminal: hooks.onTerminal } : {}),
         ...(hooks.stdin ? { stdin: hooks.stdin } : {}),
       });
-      if (outcome.oomKilled) {
-        // Said where the command's output is read (the CLI, the plugin's tool output, the history's tail): 137 alone does not say why.
-        const why = new TextEncoder().encode(oomMessage(prepared));
-        record?.chunk(why);
-        ring.push("stderr", why);
-        await hooks.onChunk("stderr", why);
-      }
+      for (const line of notes()) await tell(line);
+      // 137 alone does not say why.
+      if (outcome.oomKilled) await tell(oomMessage(prepared));
       finish({ ...outcome, error: null });
       ended = { ok: true, outcome };
       return outcome;

@@ -37,7 +37,7 @@ type ShellHooks = {
 export function createExecService(deps: ExecServiceDeps) {
   const { egress, supervisor, metrics } = deps;
   const preparer = createExecPreparer({ ...deps, egressSocketFor: egress.socketPathFor });
-  const runs = createExecRuns(supervisor, deps.execHistory);
+  const runs = createExecRuns(supervisor, deps.execHistory, egress.refusalNotes);
 
   /** Counts a refusal (anything that stopped a command or shell before it ran) and passes the error on. */
   function refused(error: unknown): never {

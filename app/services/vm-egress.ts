@@ -5,12 +5,22 @@
 // - the runtime mounts the socket's directory into the guest and hands the socket to the VM's uid as the
 //   VM starts (runtime/local/oci-config.ts, runtime/local/egress-socket.ts);
 // - revocation cuts its open connections and keeps it listening (app/services/egress-revocation.ts);
+// - what it refused while a command ran is said on that command's stderr (refusalNotes: a client shows a
+//   403 from a proxy as "403" or "tunnel failed", not the reason);
 // - it closes when its VM is removed (the subscription below), and every one closes at shutdown (app/main.ts).
 import { egressSocketOf } from "../../runtime/driver";
 import { RuntimeFailedError } from "../errors";
 import type { EventBus } from "../events/event-bus";
 import type { EgressProxies } from "./egress-proxies";
 import type { PreparedExec } from "./exec-prepare";
+
+/** Refusals named on one command's stderr; the rest are counted. */
+const MAX_NOTES = 5;
+
+/** A word as a shell reads it back unchanged (policy entries such as `*.example.com` need the quotes). */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9._:\/-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
 
 export function createVmEgress(proxies: EgressProxies, events: EventBus) {
   const stop = new AbortController();
@@ -29,6 +39,27 @@ export function createVmEgress(proxies: EgressProxies, events: EventBus) {
       await proxies.ensure(prepared.spec.name, prepared.rootSessionID).catch((error: Error) => {
         throw new RuntimeFailedError(`the VM's egress proxy could not start, so ${what}: ${error.message}`);
       });
+    },
+    /**
+     * Called as a command starts; what it returns, called as the command ends, gives the stderr lines for
+     * what the VM's proxy refused meanwhile (a command beside it in the same VM may have caused some), each
+     * with its reason and, where an allowlist entry would let it through, the command that sets one.
+     */
+    refusalNotes(prepared: PreparedExec): () => string[] {
+      if (!egressSocketOf(prepared.spec)) return () => [];
+      const vmName = prepared.spec.name;
+      const mark = proxies.denialMark(vmName);
+      return () => {
+        const denials = proxies.deniedSince(vmName, mark);
+        const network = prepared.spec.network;
+        const allowed = network.mode === "allowlist" ? network.allow : [];
+        const notes = denials.slice(0, MAX_NOTES).map((denial) => {
+          const fix = denial.rule.startsWith("no rule matches ") ? ` (\`session-sandbox network ${prepared.rootSessionID} allow ${[...allowed, denial.host].map(shellWord).join(" ")}\`)` : "";
+          return `session-sandbox: the network policy refused ${denial.target}: ${denial.reason}${fix}\n`;
+        });
+        if (denials.length > MAX_NOTES) notes.push(`session-sandbox: … and ${denials.length - MAX_NOTES} more refused targets (each is in the manager's log as "egress denied")\n`);
+        return notes;
+      };
     },
   };
 }

@@ -43,6 +43,28 @@ describe("egress", () => {
     expect(result.stdout).toContain("HTTP/1.1 403");
     expect(result.stdout).toMatch(/x-sandbox-rule: block loopback/i);
     expect(result.stdout).toContain("denied");
+    // The command's stderr ends with what was refused and why (the range's keyword is the fix).
+    expect(result.stderr).toContain(`session-sandbox: the network policy refused 127.0.0.1:${server.port}: `);
+    expect(result.stderr).toContain('add the keyword "loopback" (or "host") to network.allow to reach it\n');
+  });
+
+  test("names not in the allowlist → after the command's own output, its stderr names each once with the reason and the command that allows it; its stdout and exit code are the command's; the next command hears of nothing", async () => {
+    await f.client.sandbox.set("ses_net", { network: { mode: "allowlist", allow: ["api.github.com", "*.githubusercontent.com"] } });
+    // curl takes the proxy from the guest's environment, as npm, pip and git do: plain HTTP twice, then HTTPS (CONNECT).
+    const command = "curl -fsS --max-time 10 http://registry.invalid/a; curl -fsS --max-time 10 http://registry.invalid/b; curl -fsS --max-time 10 https://files.invalid/; echo out; exit 3";
+    const result = await f.client.run("ses_net", { command, cwd: repo });
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toBe("out\n");
+    const notes = result.stderr.split("\n").filter((line) => line.startsWith("session-sandbox: "));
+    expect(notes).toEqual([
+      `session-sandbox: the network policy refused registry.invalid:80: registry.invalid is not in the allowlist; add "registry.invalid" to network.allow (\`session-sandbox network ses_net allow api.github.com '*.githubusercontent.com' registry.invalid\`)`,
+      `session-sandbox: the network policy refused files.invalid:443: files.invalid is not in the allowlist; add "files.invalid" to network.allow (\`session-sandbox network ses_net allow api.github.com '*.githubusercontent.com' files.invalid\`)`,
+    ]);
+    // After curl's own complaints, never before them.
+    expect(result.stderr.endsWith(`${notes.join("\n")}\n`)).toBe(true);
+    expect(result.stderr.indexOf("curl:")).toBeLessThan(result.stderr.indexOf("session-sandbox: "));
+    const next = await f.client.run("ses_net", { command: "true", cwd: repo });
+    expect(next.stderr).toBe("");
   });
 
   test("a direct connection that bypasses the proxy → fails", async () => {

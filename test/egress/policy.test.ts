@@ -172,6 +172,7 @@ const rows: Row[] = [
   { name: "IP entry opens that public IP", policy: allowlist("93.184.216.34"), host: "93.184.216.34", allowed: true, rule: "allow 93.184.216.34" },
   { name: "IP entry inside a closed range opens it", policy: allowlist("10.0.0.5"), host: "10.0.0.5", allowed: true, rule: "allow 10.0.0.5" },
   { name: "IP entry opens only itself", policy: allowlist("10.0.0.5"), host: "10.0.0.6", allowed: false, rule: "block private 10.0.0.0/8" },
+  { name: "a listed name → a reserved address, its range listed", policy: allowlist("registry.example.com", "203.0.113.0/24"), host: "registry.example.com", addresses: ["203.0.113.80"], allowed: true, rule: "allow 203.0.113.0/24" },
   { name: "a wide CIDR does not open a closed range", policy: allowlist("0.0.0.0/0"), host: "10.0.0.5", allowed: false, rule: "block private 10.0.0.0/8" },
   { name: "a wide CIDR does not open metadata", policy: allowlist("0.0.0.0/0"), host: "169.254.169.254", allowed: false, rule: "block metadata 169.254.169.254/32" },
   { name: "a wide CIDR opens public addresses", policy: allowlist("0.0.0.0/0"), host: "8.8.8.8", allowed: true, rule: "allow 0.0.0.0/0" },
@@ -202,6 +203,9 @@ describe("evaluate", () => {
     expect(!unlisted.allowed && unlisted.reason).toContain('add "example.org" to network.allow');
     const rebound = evaluate(allowlist("a.example.com"), { host: "a.example.com", port: 80 }, ["10.9.8.7"]).decision;
     expect(!rebound.allowed && rebound.reason).toBe('a.example.com resolves to 10.9.8.7, which is in the private range 10.0.0.0/8; add the keyword "private" to network.allow to reach it');
+    // No keyword opens a reserved range (a registry mirror behind TEST-NET, say): the reason names the entry that does.
+    const reserved = evaluate(allowlist("registry.example.com"), { host: "registry.example.com", port: 443 }, ["203.0.113.80"]).decision;
+    expect(!reserved.allowed && reserved.reason).toBe('registry.example.com resolves to 203.0.113.80, which is in the reserved range 203.0.113.0/24; no keyword opens it, an address entry within it does: add "203.0.113.0/24" (or the one address) to network.allow');
   });
 
   test("an unlisted name is refused before lookup → no lookup needed", () => {

@@ -4,7 +4,7 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChunkedDecoder } from "../../egress/chunked-decoder";
-import type { EgressLimits, Interception } from "../../egress/connection-context";
+import type { EgressDenial, EgressLimits, Interception } from "../../egress/connection-context";
 import type { Policy } from "../../egress/policy";
 import { startEgressProxy, type EgressProxy } from "../../egress/proxy";
 import type { SecretRule } from "../../egress/secrets";
@@ -17,6 +17,8 @@ export type Harness = {
   logLines: string[];
   /** Every name the proxy asked the resolver for, in order. */
   lookups: string[];
+  /** Every refusal the proxy told its owner of, in order. */
+  denials: EgressDenial[];
   close(): Promise<void>;
 };
 
@@ -27,6 +29,8 @@ export type HarnessOptions = {
   secrets?: SecretRule[] | (() => SecretRule[]);
   limits?: Partial<EgressLimits>;
   interception?: Interception;
+  /** The owner's refusal listener throws (the guest's answer must not depend on it). */
+  failingDenialListener?: true;
 };
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
@@ -34,6 +38,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const socketPath = join(dir, "proxy.sock");
   const logLines: string[] = [];
   const lookups: string[] = [];
+  const denials: EgressDenial[] = [];
   const names = options.names ?? {};
   const proxy = await startEgressProxy({
     socketPath,
@@ -46,6 +51,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     },
     secrets: typeof options.secrets === "function" ? options.secrets : () => (options.secrets as SecretRule[] | undefined) ?? [],
     hostAddresses: () => ["127.0.0.1", "::1"],
+    onDenied: (denial) => {
+      denials.push(denial);
+      if (options.failingDenialListener) throw new Error("listener broke");
+    },
     log: createLogger("debug", (line) => logLines.push(line)),
     limits: options.limits,
     interception: options.interception,
@@ -56,6 +65,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     proxy,
     logLines,
     lookups,
+    denials,
     async close() {
       await proxy.close();
       rmSync(dir, { recursive: true, force: true });

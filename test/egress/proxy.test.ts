@@ -73,6 +73,16 @@ describe("egress proxy: denied", () => {
     expect(response.body).toContain("PUT /api/session-sandbox/:id");
     expect(h.lookups).toEqual([]);
     expect(echo.seen.some((s) => s.path === "/hello" && s.headers.host?.startsWith("other.test"))).toBe(false);
+    // Its owner hears of it too (the manager says it on the command's stderr), with the 403's reason.
+    expect(h.denials).toEqual([{ kind: "http", host: "other.test", target: `other.test:${echo.port}`, rule: `no rule matches other.test:${echo.port}`, reason: 'other.test is not in the allowlist; add "other.test" to network.allow' }]);
+  });
+
+  test("a refusal listener that throws → the guest still gets its 403, and the failure is logged", async () => {
+    const h = (harness = await startHarness({ policy: allow("api.test"), failingDenialListener: true }));
+    const raw = await exchange(h.socketPath, connect("other.test"));
+    expect(tunnelled(raw).outer.status).toBe(403);
+    expect(h.denials.map((d) => d.kind)).toEqual(["connect"]);
+    expect(h.logLines.some((l) => l.includes("egress denial listener failed") && l.includes("listener broke"))).toBe(true);
   });
 
   test("an unlisted name over CONNECT → 403 and no tunnel", async () => {
@@ -82,6 +92,7 @@ describe("egress proxy: denied", () => {
     expect(outer.status).toBe(403);
     expect(outer.headers["x-sandbox-rule"]).toBe(`no rule matches other.test:${echo.port}`);
     expect(raw.toString()).not.toContain("through-tunnel");
+    expect(h.denials.map(({ kind, target }) => ({ kind, target }))).toEqual([{ kind: "connect", target: `other.test:${echo.port}` }]);
   });
 
   test('mode "none" → 403 "network none"', async () => {
