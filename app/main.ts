@@ -62,6 +62,7 @@ async function start() {
     egressDir: join(config.runtimeDir, "egress"),
     ca,
     upstreamRoots: upstream.roots,
+    guestExtraCas: upstream.extra,
     caBundleDir: join(config.runtimeDir, "ca-bundles"),
     protectedDirs: { dataDir: config.dataDir, runtimeDir: config.runtimeDir, rootfsCacheDir: dirname(rootfsDir), imageCacheDir: config.imageCacheDir, egressDir: join(config.runtimeDir, "egress") },
     credentials: createCredentials({ secrets, gitCredentials, env: process.env, log }),

@@ -70,6 +70,8 @@ type ManagerDeps = {
   ca: ManagerCa;
   /** What an intercepted tunnel's upstream is verified against: the host's roots plus SANDBOX_EXTRA_CA_FILE (app/tls/upstream-roots.ts). */
   upstreamRoots: readonly string[];
+  /** CAs every VM trusts besides the manager CA: SANDBOX_EXTRA_CA_FILE's (a private CA, a TLS-inspecting proxy). */
+  guestExtraCas?: readonly string[];
   /** Where the VMs' CA bundles are written: readable by the VMs' uids, like egressDir. */
   caBundleDir: string;
   /** The manager's own directories (data, runtime, image cache, egress sockets), which no session may mount. */
@@ -174,7 +176,7 @@ export function createManager(deps: ManagerDeps) {
   recordStops(events, services);
   logEvents(events, deps.log);
   // A rootfs VM's trust bundle adds its image's own store; an OCI image is pulled by its runtime, unread here.
-  const caBundles = createCaBundles({ dir: deps.caBundleDir, ca: deps.ca, storeRootFor: (image) => (primaryTier?.imageFamily === "rootfs" ? image : "/") });
+  const caBundles = createCaBundles({ dir: deps.caBundleDir, ca: deps.ca, extraCas: deps.guestExtraCas ?? [], storeRootFor: (image) => (primaryTier?.imageFamily === "rootfs" ? image : "/") });
   const execService = createExecService({
     ...services,
     images,

@@ -43,7 +43,8 @@ export type VmSpec = {
   /**
    * Host directory of the CA files the VM trusts, named by a hash of their content (so a rotated manager
    * CA is a changed spec and the VM is recreated at its next command): TRUST_BUNDLE_FILE (the manager CA
-   * first, then the image's own roots) and TRUST_MANAGER_CA_FILE (the manager CA alone). Mounted
+   * and the operator's private CAs first, then the image's own roots) and TRUST_MANAGER_CA_FILE (those CAs
+   * without the image's roots: the file keeps its name from when it held the manager CA alone). Mounted
    * read-only at GUEST_TRUST_DIR, and its bundle over GUEST_SYSTEM_CA_BUNDLE where the image has that file.
    */
   trustDir?: string;

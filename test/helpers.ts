@@ -45,6 +45,8 @@ export type TestAppOptions = {
   aptSources?: string;
   /** The roots intercepted upstreams are verified against (a test CA in tests); default: none trusted. */
   upstreamRoots?: readonly string[];
+  /** CAs every VM trusts besides the manager CA (SANDBOX_EXTRA_CA_FILE's); default: none. */
+  guestExtraCas?: readonly string[];
   /** Which isolation tiers "work here"; default: the runtime's own tier only (none without a runtime). */
   tiers?: TierAvailability;
 };
@@ -90,6 +92,7 @@ export function makeTestApp(options: TestAppOptions = {}) {
     egressDir: join(runtime?.stateDir ?? dataDir, "egress"),
     ca: testCa(dataDir),
     upstreamRoots: options.upstreamRoots ?? [],
+    guestExtraCas: options.guestExtraCas ?? [],
     caBundleDir: join(runtime?.stateDir ?? dataDir, "ca-bundles"),
     protectedDirs: { dataDir, runtimeDir: runtime?.stateDir ?? dataDir, egressDir: join(runtime?.stateDir ?? dataDir, "egress") },
     credentials: options.credentials,

@@ -1,5 +1,6 @@
-// The CA files each VM trusts (its VmSpec.trustDir): a bundle of the manager CA followed by the public
-// roots of its image, and the manager CA alone; one directory per distinct content under
+// The CA files each VM trusts (its VmSpec.trustDir): a bundle of the manager CA and the operator's private
+// CAs (SANDBOX_EXTRA_CA_FILE) followed by the public roots of its image, and those CAs without the image's
+// roots (for NODE_EXTRA_CA_CERTS, which adds to Node's own); one directory per distinct content under
 // `<runtime dir>/ca-bundles/` (readable by the VMs' uids, like the egress dir). The image's store is
 // hostile input for pulled images: resolved only inside the image, a regular file of bounded size, and
 // copied as bytes — never parsed on the host.
@@ -57,6 +58,8 @@ type CaBundlesOptions = {
   /** Where the trust directories live: traversable and readable by the VMs' uids. */
   dir: string;
   ca: ManagerCa;
+  /** PEM CA certificates the operator's config adds (checked by upstream-roots.ts); none by default. */
+  extraCas?: readonly string[];
   /**
    * Where the roots for `image` are read: the image's own root directory (a rootfs image), or `/` (an OCI
    * image its runtime pulls and boots itself, so the host's store stands in for the image's).
@@ -64,7 +67,7 @@ type CaBundlesOptions = {
   storeRootFor(image: string): string;
 };
 
-export function createCaBundles({ dir, ca, storeRootFor }: CaBundlesOptions): CaBundles {
+export function createCaBundles({ dir, ca, extraCas = [], storeRootFor }: CaBundlesOptions): CaBundles {
   /** By image, CA fingerprint and the store file's identity, so neither a rotation nor a rebuilt image is missed. */
   const written = new Map<string, string>();
 
@@ -78,14 +81,14 @@ export function createCaBundles({ dir, ca, storeRootFor }: CaBundlesOptions): Ca
   }
 
   /** A new content gets a new directory, never a rewrite: a running VM keeps what it mounted. */
-  function write(bundle: Buffer, caPem: string): string {
+  function write(bundle: Buffer, ownCas: string): string {
     mkdirSync(dir, { recursive: true, mode: 0o711 });
     const path = join(dir, createHash("sha256").update(bundle).digest("hex").slice(0, 32));
     if (existsSync(join(path, TRUST_BUNDLE_FILE))) return path;
     const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
     mkdirSync(temp, { mode: 0o755 });
     writeFileSync(join(temp, TRUST_BUNDLE_FILE), bundle, { mode: 0o644 });
-    writeFileSync(join(temp, TRUST_MANAGER_CA_FILE), caPem, { mode: 0o644 });
+    writeFileSync(join(temp, TRUST_MANAGER_CA_FILE), ownCas, { mode: 0o644 });
     try {
       renameSync(temp, path);
     } catch (error) {
@@ -102,8 +105,9 @@ export function createCaBundles({ dir, ca, storeRootFor }: CaBundlesOptions): Ca
       const known = written.get(key);
       if (known) return known;
       const store = readSystemStore(root);
-      const caPem = ca.certPem().endsWith("\n") ? ca.certPem() : `${ca.certPem()}\n`;
-      const path = write(Buffer.concat([Buffer.from(caPem), ...(store ? [Buffer.from("\n"), store, Buffer.from("\n")] : [])]), caPem);
+      // The manager CA first, then the operator's: the CAs of this installation, then the image's public roots.
+      const ownCas = [ca.certPem(), ...extraCas].map((pem) => (pem.endsWith("\n") ? pem : `${pem}\n`)).join("");
+      const path = write(Buffer.concat([Buffer.from(ownCas), ...(store ? [Buffer.from("\n"), store, Buffer.from("\n")] : [])]), ownCas);
       written.set(key, path);
       return path;
     },

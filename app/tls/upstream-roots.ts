@@ -1,6 +1,8 @@
 // The certificates an intercepted tunnel's upstream is verified against: the host's own trust store
 // (Debian's ca-certificates bundle, so the host's updates and additions apply) plus the operator's
-// private CAs from SANDBOX_EXTRA_CA_FILE. Read once at start; a bad extra file stops the start.
+// private CAs from SANDBOX_EXTRA_CA_FILE. Read once at start; a bad extra file stops the start. The
+// private CAs alone also go to every VM (ca-bundles.ts): the guest verifies the upstreams it tunnels to
+// itself, and behind a TLS-inspecting proxy those are signed by the same private CA.
 import { readFileSync } from "node:fs";
 import { X509Certificate } from "node:crypto";
 
@@ -15,7 +17,7 @@ function pemBlocks(text: string): string[] {
 }
 
 /** The host's roots and the extra CAs, one PEM certificate per entry. Throws UpstreamRootsError for a bad extra file. */
-export function loadUpstreamRoots(extraCaFile: string | undefined, systemBundles: readonly string[] = SYSTEM_BUNDLES): { roots: string[]; source: string } {
+export function loadUpstreamRoots(extraCaFile: string | undefined, systemBundles: readonly string[] = SYSTEM_BUNDLES): { roots: string[]; extra: string[]; source: string } {
   let system: string[] = [];
   let source = "no system bundle found";
   for (const path of systemBundles) {
@@ -27,7 +29,7 @@ export function loadUpstreamRoots(extraCaFile: string | undefined, systemBundles
       // try the next location
     }
   }
-  if (extraCaFile === undefined) return { roots: system, source };
+  if (extraCaFile === undefined) return { roots: system, extra: [], source };
   let text: string;
   try {
     text = readFileSync(extraCaFile, "utf8");
@@ -43,5 +45,5 @@ export function loadUpstreamRoots(extraCaFile: string | undefined, systemBundles
       throw new UpstreamRootsError(`SANDBOX_EXTRA_CA_FILE=${extraCaFile} holds a certificate that cannot be parsed (${(error as Error).message}): check the file`);
     }
   }
-  return { roots: [...system, ...extra], source: `${source} + ${extra.length} from ${extraCaFile}` };
+  return { roots: [...system, ...extra], extra, source: `${source} + ${extra.length} from ${extraCaFile}` };
 }

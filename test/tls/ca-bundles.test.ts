@@ -74,6 +74,16 @@ describe("trust directories", () => {
     expect(readdirSync(dir)).toEqual([path.split("/").at(-1)!]);
   });
 
+  test("the operator's private CAs (SANDBOX_EXTRA_CA_FILE) → after the manager CA in both files, before the image's roots; another set → another dir", () => {
+    const img = image();
+    const privateCa = "-----BEGIN CERTIFICATE-----\nprivate CA\n-----END CERTIFICATE-----";
+    const dir = join(work, "bundles-extra");
+    const path = createCaBundles({ dir, ca, extraCas: [privateCa], storeRootFor: (root) => root }).forImage(img);
+    expect(bundleOf(path)).toBe(`${ca.certPem()}${privateCa}\n\n${ROOTS}\n`);
+    expect(readFileSync(join(path, TRUST_MANAGER_CA_FILE), "utf8")).toBe(`${ca.certPem()}${privateCa}\n`);
+    expect(createCaBundles({ dir, ca, storeRootFor: (root) => root }).forImage(img)).not.toBe(path);
+  });
+
   test("an image without a usable store → the manager CA alone; two such images share one dir", () => {
     const { bundles: b } = bundles();
     const bare = b.forImage(image(() => {}));

@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA, GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR } from "../../runtime/driver";
 import { CA_ENV_NAMES } from "../../runtime/tiers/embedded";
 import { makeActorFixture, type ActorFixture } from "../actors/fixture";
+import { GUEST_HOST_ALIAS, nodeGet } from "./guest-node-get";
 
-const HOST = "host.sandbox.internal";
+const HOST = GUEST_HOST_ALIAS;
 let f: ActorFixture;
 let repo: string;
 const servers: ReturnType<typeof Bun.serve>[] = [];
@@ -41,19 +42,6 @@ afterAll(async () => {
 
 const run = (command: string) => f.client.run("ses_ca", { command, cwd: repo, timeoutMs: 60_000 });
 const allow = (ports: number[]) => f.client.sandbox.set("ses_ca", { network: { mode: "allowlist", allow: ports.map((port) => `${HOST}:${port}`) } });
-
-/**
- * Node 18's fetch ignores HTTPS_PROXY, so the tunnel is opened by hand; the TLS on top is Node's own, as
- * fetch's is. --use-bundled-ca: Node's own roots, not the system store, so only NODE_EXTRA_CA_CERTS can
- * make it trust the manager CA.
- */
-const nodeGet = (port: number, flags = "--use-bundled-ca") =>
-  `node ${flags} -e '
-const http = require("http"), https = require("https");
-const proxy = new URL(process.env.HTTPS_PROXY);
-http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "${HOST}:${port}" }).on("connect", (res, socket) => {
-  https.get({ host: "${HOST}", port: ${port}, path: "/", socket, agent: false }, (r) => r.pipe(process.stdout)).on("error", (e) => { console.error(e.code || e.message); process.exit(1); });
-}).end();'`;
 
 describe("manager CA inside a VM", () => {
   test("the variables name the bundle (the manager CA first, then exactly the image's own roots) and Node's the CA alone; the system store is the bundle", async () => {
