@@ -65,10 +65,18 @@ function unlessFailing<T>(write: () => T): T | undefined {
   }
 }
 
-/** Called as a command starts; its result, called as the command ends, gives lines to add to its stderr. */
-export type NotesFor = (prepared: PreparedExec) => () => string[];
+/** What a command hears after its own output: made as it starts, shown its output, asked as it ends. */
+export type AfterNotes = {
+  chunk(stream: "stdout" | "stderr", data: Uint8Array): void;
+  /** The lines to add to the command's stderr. */
+  notes(outcome: ExecOutcome): string[];
+};
 
-export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory, notesFor: NotesFor = () => () => [], now: () => number = Date.now) {
+export const NO_NOTES: AfterNotes = { chunk: () => {}, notes: () => [] };
+
+export type NotesFor = (prepared: PreparedExec) => AfterNotes;
+
+export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: ExecHistory, notesFor: NotesFor = () => NO_NOTES, now: () => number = Date.now) {
   const running = new Map<string, Set<Running>>();
 
   const keyOf = (rootSessionID: string, callID: string) => `${rootSessionID}\u0000${callID}`;
@@ -100,7 +108,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
     let record: ReturnType<ExecHistory["start"]> | undefined;
     const finish = (outcome: Parameters<ReturnType<ExecHistory["start"]>["finish"]>[0]) => unlessFailing(() => record?.finish(outcome));
     // A terminal's screen is no place for after-notes, and a quiet relay has no reader.
-    const notes = prepared.command.terminal || prepared.quiet ? () => [] : notesFor(prepared);
+    const after = prepared.command.terminal || prepared.quiet ? NO_NOTES : notesFor(prepared);
     /** Said where the command's output is read (the CLI, the plugin's tool output, the history's tail), after its own output. */
     const tell = async (line: string) => {
       const bytes = new TextEncoder().encode(line);
@@ -130,6 +138,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
           hooks.onStarted();
         },
         onChunk: (stream, data) => {
+          after.chunk(stream, data);
           record?.chunk(data);
           if (!prepared.quiet) ring.push(stream, data);
           return hooks.onChunk(stream, data);
@@ -137,7 +146,7 @@ export function createExecRuns(supervisor: Pick<Supervisor, "exec">, history: Ex
         ...(hooks.onTerminal ? { onTerminal: hooks.onTerminal } : {}),
         ...(hooks.stdin ? { stdin: hooks.stdin } : {}),
       });
-      for (const line of notes()) await tell(line);
+      for (const line of after.notes(outcome)) await tell(line);
       // 137 alone does not say why.
       if (outcome.oomKilled) await tell(oomMessage(prepared));
       finish({ ...outcome, error: null });

@@ -8,7 +8,8 @@ import type { Metrics } from "../metrics";
 import type { Supervisor, TerminalControl } from "../supervisor/supervisor";
 import type { ExecHistory } from "./exec-history";
 import { createExecPreparer, MAX_EXEC_TIMEOUT_MS, type ExecBody, type ExecPrepareDeps, type PreparedExec } from "./exec-prepare";
-import { createExecRuns, type ExecHooks } from "./exec-runs";
+import { createExecRuns, type AfterNotes, type ExecHooks } from "./exec-runs";
+import { networkOffHint } from "./network-off-hint";
 import type { ShellOptions } from "./shell";
 import type { VmEgress } from "./vm-egress";
 
@@ -34,10 +35,18 @@ type ShellHooks = {
   onTerminal(control: TerminalControl): void;
 };
 
+/** A command's after-notes from two sources, in order. */
+function bothNotes(first: AfterNotes, second: AfterNotes): AfterNotes {
+  return {
+    chunk: (stream, data) => (first.chunk(stream, data), second.chunk(stream, data)),
+    notes: (outcome) => [...first.notes(outcome), ...second.notes(outcome)],
+  };
+}
+
 export function createExecService(deps: ExecServiceDeps) {
   const { egress, supervisor, metrics } = deps;
   const preparer = createExecPreparer({ ...deps, egressSocketFor: egress.socketPathFor });
-  const runs = createExecRuns(supervisor, deps.execHistory, egress.refusalNotes);
+  const runs = createExecRuns(supervisor, deps.execHistory, (prepared) => bothNotes(egress.refusalNotes(prepared), networkOffHint(prepared)));
 
   /** Counts a refusal (anything that stopped a command or shell before it ran) and passes the error on. */
   function refused(error: unknown): never {

@@ -13,6 +13,7 @@ import { RuntimeFailedError } from "../errors";
 import type { EventBus } from "../events/event-bus";
 import type { EgressProxies } from "./egress-proxies";
 import type { PreparedExec } from "./exec-prepare";
+import { NO_NOTES, type AfterNotes } from "./exec-runs";
 
 /** Refusals named on one command's stderr; the rest are counted. */
 const MAX_NOTES = 5;
@@ -41,25 +42,26 @@ export function createVmEgress(proxies: EgressProxies, events: EventBus) {
       });
     },
     /**
-     * Called as a command starts; what it returns, called as the command ends, gives the stderr lines for
-     * what the VM's proxy refused meanwhile (a command beside it in the same VM may have caused some), each
-     * with its reason and, where an allowlist entry would let it through, the command that sets one.
+     * Made as a command starts; as it ends, the stderr lines for what the VM's proxy refused meanwhile (a
+     * command beside it in the same VM may have caused some), each with its reason and, where an allowlist
+     * entry would let it through, the command that sets one.
      */
-    refusalNotes(prepared: PreparedExec): () => string[] {
-      if (!egressSocketOf(prepared.spec)) return () => [];
+    refusalNotes(prepared: PreparedExec): AfterNotes {
+      if (!egressSocketOf(prepared.spec)) return NO_NOTES;
       const vmName = prepared.spec.name;
       const mark = proxies.denialMark(vmName);
-      return () => {
+      const notes = () => {
         const denials = proxies.deniedSince(vmName, mark);
         const network = prepared.spec.network;
         const allowed = network.mode === "allowlist" ? network.allow : [];
-        const notes = denials.slice(0, MAX_NOTES).map((denial) => {
+        const lines = denials.slice(0, MAX_NOTES).map((denial) => {
           const fix = denial.rule.startsWith("no rule matches ") ? ` (\`session-sandbox network ${prepared.rootSessionID} allow ${[...allowed, denial.host].map(shellWord).join(" ")}\`)` : "";
           return `session-sandbox: the network policy refused ${denial.target}: ${denial.reason}${fix}\n`;
         });
-        if (denials.length > MAX_NOTES) notes.push(`session-sandbox: … and ${denials.length - MAX_NOTES} more refused targets (each is in the manager's log as "egress denied")\n`);
-        return notes;
+        if (denials.length > MAX_NOTES) lines.push(`session-sandbox: … and ${denials.length - MAX_NOTES} more refused targets (each is in the manager's log as "egress denied")\n`);
+        return lines;
       };
+      return { chunk: () => {}, notes };
     },
   };
 }

@@ -28,6 +28,16 @@ describe("egress", () => {
     expect(result.stdout).toContain("exit=7"); // connection refused: the guest's loopback is its own
   });
 
+  test("network none → a command that failed on a name lookup ends its stderr with why and the command that allows the host; its stdout and exit code are its own; a success hears nothing", async () => {
+    // No packet leaves: the VM has only its loopback, so the lookup fails inside it.
+    const result = await f.client.run("ses_net", { command: "echo before; curl -sS --max-time 5 https://registry.example.invalid/pkg", cwd: repo });
+    expect(result.exitCode).toBe(6); // curl: could not resolve host
+    expect(result.stdout).toBe("before\n");
+    expect(result.stderr).toBe('curl: (6) Could not resolve host: registry.example.invalid\nsession-sandbox: this VM has no network (its policy is "none"), so no name resolves in it; to let it reach registry.example.invalid: `session-sandbox network ses_net allow registry.example.invalid`\n');
+    const fine = await f.client.run("ses_net", { command: "echo 'Could not resolve host: x.example' >&2", cwd: repo });
+    expect(fine).toMatchObject({ exitCode: 0, stderr: "Could not resolve host: x.example\n" });
+  });
+
   test("an allowed host → answers through the proxy", async () => {
     await f.client.sandbox.set("ses_net", { network: { mode: "allowlist", allow: ["loopback"] } });
     const result = await f.client.run("ses_net", { command: viaProxy(`http://127.0.0.1:${server.port}/`), cwd: repo });
