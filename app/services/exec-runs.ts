@@ -1,5 +1,7 @@
 // Runs a prepared command, or an operator's shell, through the supervisor: the one way into it. Each is
-// recorded in the exec history and cancellable by its call id (per root session) while it runs.
+// recorded in the exec history and cancellable by its call id (per root session) while it runs. A command's
+// stderr ends with what the sandbox has to say about its run (after-notes: refused connections, a lookup
+// without network, the memory limit), since the guest's own messages cannot say it.
 import type { OnChunk } from "../../workers/actor-handle";
 import type { ExecOutcome } from "../../workers/protocol";
 import { DomainError } from "../errors";
