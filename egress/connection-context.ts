@@ -29,8 +29,11 @@ export type EgressLimits = {
   maxConnectAttempts: number;
 };
 
-/** A connection the proxy refused: what the guest asked for, the rule that refused it, and why (the 403's text). */
-export type EgressDenial = { kind: "connect" | "http" | "intercept"; host: string; target: string; rule: string; reason: string };
+/**
+ * A connection the proxy refused: what the guest asked for, the rule that refused it, why (the 403's
+ * text), and for a target no entry names the one entry that would let it through.
+ */
+export type EgressDenial = { kind: "connect" | "http" | "intercept"; target: string; rule: string; reason: string; allowEntry?: string };
 
 export type ConnectionContext = {
   policy: () => Policy;

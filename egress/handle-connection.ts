@@ -71,7 +71,7 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
   const intercept = http === null && needsInterception(secrets, request.target);
   if (intercept && !ctx.interception) {
     const reason = `${target} receives secrets, and this proxy cannot open its TLS (no manager CA), so it is not tunnelled: a tunnel would let the guest read a stored secret back`;
-    ctx.denied({ kind: "connect", host: request.target.host, target, rule: "secret host without interception", reason });
+    ctx.denied({ kind: "connect", target, rule: "secret host without interception", reason });
     return void refuse(client, 403, reason, ctx);
   }
   let kind: EgressDenial["kind"] = http !== null ? "http" : intercept ? "intercept" : "connect";
@@ -79,7 +79,7 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
   try {
     const { decision, addresses } = "mode" in policy ? await decide(request, policy, ctx) : { decision: policy, addresses: [] };
     if (!decision.allowed) {
-      ctx.denied({ kind, host: request.target.host, target, rule: decision.rule, reason: decision.reason });
+      ctx.denied({ kind, target, rule: decision.rule, reason: decision.reason, ...(decision.allowEntry ? { allowEntry: decision.allowEntry } : {}) });
       return answer(client, deniedResponse(decision, request.target, ctx.howToAllow), ctx);
     }
     if (secrets.length > 0) ctx.secretDestinations.learnFromTarget(secrets, request.target, addresses);
@@ -89,7 +89,7 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
       // By an IP literal the upstream's certificate cannot be checked for a name, so it is refused too.
       if (!ctx.interception || parseIp(request.target.host) !== null) {
         const reason = `${target} reaches the address of ${secretHostThere}, which receives secrets; a tunnel there would let the guest read a stored secret back, so it is not opened: connect by the name ${secretHostThere}`;
-        ctx.denied({ kind, host: request.target.host, target, rule: "address of a secret host", reason });
+        ctx.denied({ kind, target, rule: "address of a secret host", reason });
         return void refuse(client, 403, reason, ctx);
       }
       kind = "intercept";

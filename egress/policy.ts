@@ -7,7 +7,8 @@ import { cidrContains, cidrWithin, formatIp, parseIp } from "./ip-address";
 
 export type Policy = NetworkPolicy;
 
-export type Denial = { allowed: false; rule: string; reason: string };
+/** `allowEntry`: for a target no entry names, the one entry that would let it through (allowEntryFor). */
+export type Denial = { allowed: false; rule: string; reason: string; allowEntry?: string };
 export type Decision = { allowed: true; rule: string } | Denial;
 
 /** `host` is lowercase without a trailing dot; an IPv6 literal has no brackets. */
@@ -91,8 +92,18 @@ export function formatTarget(target: EgressTarget): string {
   return target.host.includes(":") ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
 }
 
+/**
+ * The narrowest entry that lets `target` through by name: the name alone for the web's ports (as people
+ * write them: `api.github.com`), else with its port; the host alias always with its port, since the alias
+ * alone opens every port of the host, the manager's API among them.
+ */
+export function allowEntryFor(target: EgressTarget): string {
+  const webPort = target.port === 80 || target.port === 443;
+  return webPort && target.host !== HOST_ALIAS ? target.host : formatTarget(target);
+}
+
 function noRule(target: EgressTarget, why: string): Denial {
-  return { allowed: false, rule: `no rule matches ${formatTarget(target)}`, reason: why };
+  return { allowed: false, rule: `no rule matches ${formatTarget(target)}`, reason: why, allowEntry: allowEntryFor(target) };
 }
 
 /**
@@ -116,7 +127,7 @@ export function checkName(policy: CompiledPolicy, target: EgressTarget): NameChe
   // Only `public` makes an unlisted name worth a lookup. Other keywords apply to IP literals and to the
   // addresses of listed names: resolving every name would let the guest leak data through DNS queries.
   if (hasKeyword(policy, "public", target.port)) return { kind: "lookup", nameRule: null, ...fixed };
-  return { kind: "denied", decision: noRule(target, `${target.host} is not in the allowlist; add "${target.host}" to network.allow`) };
+  return { kind: "denied", decision: noRule(target, `${target.host} is not in the allowlist; add "${allowEntryFor(target)}" to network.allow`) };
 }
 
 const KEYWORD_FOR: Record<AddressCategory, string | null> = {
@@ -145,7 +156,7 @@ export function checkAddress(policy: CompiledPolicy, target: EgressTarget, nameR
     if (hasKeyword(policy, "public", target.port)) return { allowed: true, rule: "allow public" };
     const entry = addressEntries[0];
     if (entry) return { allowed: true, rule: `allow ${entry.text}` };
-    return noRule(target, `${via} is a public address that no entry allows; add "${target.host}" or the keyword "public" to network.allow`);
+    return noRule(target, `${via} is a public address that no entry allows; add "${allowEntryFor(target)}" or the keyword "public" to network.allow`);
   }
   return openedBySensitive(policy, target.port, addressEntries, matches) ?? blockedBy(matches, via);
 }

@@ -55,7 +55,7 @@ export function createVmEgress(proxies: EgressProxies, events: EventBus) {
         const network = prepared.spec.network;
         const allowed = network.mode === "allowlist" ? network.allow : [];
         const lines = denials.slice(0, MAX_NOTES).map((denial) => {
-          const fix = denial.rule.startsWith("no rule matches ") ? ` (\`session-sandbox network ${prepared.rootSessionID} allow ${[...allowed, denial.host].map(shellWord).join(" ")}\`)` : "";
+          const fix = denial.allowEntry ? ` (\`session-sandbox network ${prepared.rootSessionID} allow ${[...allowed, denial.allowEntry].map(shellWord).join(" ")}\`)` : "";
           return `session-sandbox: the network policy refused ${denial.target}: ${denial.reason}${fix}\n`;
         });
         if (denials.length > MAX_NOTES) lines.push(`session-sandbox: … and ${denials.length - MAX_NOTES} more refused targets (each is in the manager's log as "egress denied")\n`);

@@ -89,7 +89,16 @@ describe("an agent's task in a real project", () => {
         status("loopback", `--noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${registry.port}/-/ping`),
       ].join("; "),
     );
-    expect(output.split("\n").slice(1)).toEqual(["OUTSIDE-HIDDEN", "registry 200", "manager 403", "loopback 403", ""]);
+    // The agent hears why each was refused, and the narrowest fix (the alias with its port, never all of the host's ports).
+    expect(output.split("\n").slice(1)).toEqual([
+      "OUTSIDE-HIDDEN",
+      "registry 200",
+      "manager 403",
+      "loopback 403",
+      `session-sandbox: the network policy refused host.sandbox.internal:${managerPort}: host.sandbox.internal is not in the allowlist; add "host.sandbox.internal:${managerPort}" to network.allow (\`session-sandbox network ${sessionID} allow host.sandbox.internal:${registry.port} host.sandbox.internal:${managerPort}\`)`,
+      `session-sandbox: the network policy refused 127.0.0.1:${registry.port}: 127.0.0.1 is in the loopback range 127.0.0.0/8; add the keyword "loopback" (or "host") to network.allow to reach it`,
+      "",
+    ]);
     expect(output.split("\n")[0]).not.toBe(hostname());
   });
 

@@ -201,6 +201,11 @@ describe("evaluate", () => {
   test("a denial says how to allow it", () => {
     const unlisted = evaluate(allowlist("api.github.com"), { host: "example.org", port: 443 }, []).decision;
     expect(!unlisted.allowed && unlisted.reason).toContain('add "example.org" to network.allow');
+    // Another port, or the host alias (whose name alone would open the manager's API too): the entry names the port.
+    const otherPort = evaluate(allowlist("api.github.com"), { host: "example.org", port: 8080 }, []).decision;
+    expect(!otherPort.allowed && [otherPort.reason, otherPort.allowEntry]).toEqual(['example.org is not in the allowlist; add "example.org:8080" to network.allow', "example.org:8080"]);
+    const alias = evaluate(allowlist("api.github.com"), { host: "host.sandbox.internal", port: 443 }, []).decision;
+    expect(!alias.allowed && alias.allowEntry).toBe("host.sandbox.internal:443");
     const rebound = evaluate(allowlist("a.example.com"), { host: "a.example.com", port: 80 }, ["10.9.8.7"]).decision;
     expect(!rebound.allowed && rebound.reason).toBe('a.example.com resolves to 10.9.8.7, which is in the private range 10.0.0.0/8; add the keyword "private" to network.allow to reach it');
     // No keyword opens a reserved range (a registry mirror behind TEST-NET, say): the reason names the entry that does.

@@ -69,12 +69,12 @@ describe("egress proxy: denied", () => {
     expect(response.status).toBe(403);
     expect(response.headers["x-sandbox-rule"]).toBe(`no rule matches other.test:${echo.port}`);
     expect(response.body).toContain(`denied by session-sandbox egress policy: no rule matches other.test:${echo.port}`);
-    expect(response.body).toContain('add "other.test" to network.allow');
+    expect(response.body).toContain(`add "other.test:${echo.port}" to network.allow`);
     expect(response.body).toContain("PUT /api/session-sandbox/:id");
     expect(h.lookups).toEqual([]);
     expect(echo.seen.some((s) => s.path === "/hello" && s.headers.host?.startsWith("other.test"))).toBe(false);
     // Its owner hears of it too (the manager says it on the command's stderr), with the 403's reason.
-    expect(h.denials).toEqual([{ kind: "http", host: "other.test", target: `other.test:${echo.port}`, rule: `no rule matches other.test:${echo.port}`, reason: 'other.test is not in the allowlist; add "other.test" to network.allow' }]);
+    expect(h.denials).toEqual([{ kind: "http", target: `other.test:${echo.port}`, rule: `no rule matches other.test:${echo.port}`, reason: `other.test is not in the allowlist; add "other.test:${echo.port}" to network.allow`, allowEntry: `other.test:${echo.port}` }]);
   });
 
   test("a refusal listener that throws → the guest still gets its 403, and the failure is logged", async () => {

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import type { EgressDenial } from "../../egress/index";
 import { DenialJournal } from "../../app/services/egress-denials";
 
-const denial = (host: string, rule = `no rule matches ${host}:443`): EgressDenial => ({ kind: "connect", host, target: `${host}:443`, rule, reason: `${host} is not in the allowlist` });
+const denial = (host: string, rule = `no rule matches ${host}:443`): EgressDenial => ({ kind: "connect", target: `${host}:443`, rule, reason: `${host} is not in the allowlist` });
 
 describe("DenialJournal", () => {
   test("a mark → only the refusals after it, in order", () => {
@@ -12,7 +12,7 @@ describe("DenialJournal", () => {
     const mark = journal.mark();
     journal.add(denial("a.test"));
     journal.add(denial("b.test"));
-    expect(journal.since(mark).map((d) => d.host)).toEqual(["a.test", "b.test"]);
+    expect(journal.since(mark).map((d) => d.target)).toEqual(["a.test:443", "b.test:443"]);
     expect(journal.since(journal.mark())).toEqual([]);
   });
 
@@ -30,6 +30,6 @@ describe("DenialJournal", () => {
     for (let i = 0; i < 1000; i++) journal.add(denial(`h${i}.test`));
     const kept = journal.since(mark);
     expect(kept).toHaveLength(64);
-    expect(kept.at(-1)?.host).toBe("h999.test");
+    expect(kept.at(-1)?.target).toBe("h999.test:443");
   });
 });
