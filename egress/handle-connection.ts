@@ -79,7 +79,7 @@ export async function handleConnection(client: Socket, ctx: ConnectionContext): 
   try {
     const { decision, addresses } = "mode" in policy ? await decide(request, policy, ctx) : { decision: policy, addresses: [] };
     if (!decision.allowed) {
-      ctx.denied({ kind, target, rule: decision.rule, reason: decision.reason, ...(decision.allowEntry ? { allowEntry: decision.allowEntry } : {}) });
+      ctx.denied({ kind, target, rule: decision.rule, reason: decision.reason, allowEntry: decision.allowEntry });
       return answer(client, deniedResponse(decision, request.target, ctx.howToAllow), ctx);
     }
     if (secrets.length > 0) ctx.secretDestinations.learnFromTarget(secrets, request.target, addresses);

@@ -102,8 +102,10 @@ export function allowEntryFor(target: EgressTarget): string {
   return webPort && target.host !== HOST_ALIAS ? target.host : formatTarget(target);
 }
 
-function noRule(target: EgressTarget, why: string): Denial {
-  return { allowed: false, rule: `no rule matches ${formatTarget(target)}`, reason: why, allowEntry: allowEntryFor(target) };
+/** `why` is told the entry that would let the target through, so the reason and `allowEntry` agree. */
+function noRule(target: EgressTarget, why: (entry: string) => string): Denial {
+  const allowEntry = allowEntryFor(target);
+  return { allowed: false, rule: `no rule matches ${formatTarget(target)}`, reason: why(allowEntry), allowEntry };
 }
 
 /**
@@ -127,7 +129,7 @@ export function checkName(policy: CompiledPolicy, target: EgressTarget): NameChe
   // Only `public` makes an unlisted name worth a lookup. Other keywords apply to IP literals and to the
   // addresses of listed names: resolving every name would let the guest leak data through DNS queries.
   if (hasKeyword(policy, "public", target.port)) return { kind: "lookup", nameRule: null, ...fixed };
-  return { kind: "denied", decision: noRule(target, `${target.host} is not in the allowlist; add "${allowEntryFor(target)}" to network.allow`) };
+  return { kind: "denied", decision: noRule(target, (entry) => `${target.host} is not in the allowlist; add "${entry}" to network.allow`) };
 }
 
 const KEYWORD_FOR: Record<AddressCategory, string | null> = {
@@ -156,7 +158,7 @@ export function checkAddress(policy: CompiledPolicy, target: EgressTarget, nameR
     if (hasKeyword(policy, "public", target.port)) return { allowed: true, rule: "allow public" };
     const entry = addressEntries[0];
     if (entry) return { allowed: true, rule: `allow ${entry.text}` };
-    return noRule(target, `${via} is a public address that no entry allows; add "${allowEntryFor(target)}" or the keyword "public" to network.allow`);
+    return noRule(target, (entry) => `${via} is a public address that no entry allows; add "${entry}" or the keyword "public" to network.allow`);
   }
   return openedBySensitive(policy, target.port, addressEntries, matches) ?? blockedBy(matches, via);
 }

@@ -42,8 +42,8 @@ export function networkOffHint(prepared: Pick<PreparedExec, "rootSessionID" | "s
       const text = Buffer.concat(tail).subarray(-TAIL_BYTES).toString("utf8");
       if (!LOOKUP_FAILED.test(text)) return [];
       const hosts = hostsNamed(text);
-      const entries = hosts.length > 0 ? hosts.join(" ") : "<host>";
-      return [`session-sandbox: this VM has no network (its policy is "none"), so no name resolves in it; to let it reach ${hosts.length > 0 ? hosts.join(", ") : "a host"}: \`session-sandbox network ${prepared.rootSessionID} allow ${entries}\`\n`];
+      const [reach, entries] = hosts.length > 0 ? [hosts.join(", "), hosts.join(" ")] : ["a host", "<host>"];
+      return [`session-sandbox: this VM has no network (its policy is "none"), so no name resolves in it; to let it reach ${reach}: \`session-sandbox network ${prepared.rootSessionID} allow ${entries}\`\n`];
     },
   };
 }

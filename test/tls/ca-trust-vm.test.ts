@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA, GUEST_SYSTEM_CA_BUNDLE, GUEST_TRUST_DIR } from "../../runtime/driver";
 import { CA_ENV_NAMES } from "../../runtime/tiers/embedded";
 import { makeActorFixture, type ActorFixture } from "../actors/fixture";
-import { GUEST_HOST_ALIAS, nodeGet } from "./guest-node-get";
+import { GUEST_HOST_ALIAS, nodeGet, serveTlsOnLoopback } from "./guest-tls";
 
 const HOST = GUEST_HOST_ALIAS;
 let f: ActorFixture;
@@ -18,16 +18,8 @@ const servers: ReturnType<typeof Bun.serve>[] = [];
 
 /** An HTTPS server on the host's loopback with a leaf the manager CA minted for host.sandbox.internal. */
 async function leafServer(body: string): Promise<number> {
-  const leaf = await f.ca.leafFor(HOST);
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    tls: { cert: leaf.certPem, key: leaf.keyPem },
-    // A dumb-protocol ref list for git; the body for everyone else.
-    fetch: (request) => new Response(new URL(request.url).pathname.endsWith("/info/refs") ? `${"a".repeat(40)}\trefs/heads/main\n` : body),
-  });
-  servers.push(server);
-  return server.port!;
+  // A dumb-protocol ref list for git; the body for everyone else.
+  return serveTlsOnLoopback(servers, await f.ca.leafFor(HOST), (request) => new Response(new URL(request.url).pathname.endsWith("/info/refs") ? `${"a".repeat(40)}\trefs/heads/main\n` : body));
 }
 
 beforeAll(async () => {

@@ -9,18 +9,14 @@ import { join } from "node:path";
 import { GUEST_CA_BUNDLE, GUEST_MANAGER_CA, GUEST_SYSTEM_CA_BUNDLE } from "../../runtime/driver";
 import { makeActorFixture, type ActorFixture } from "../actors/fixture";
 import { makeTestPki, type ServerCertificate, type TestPki } from "../fixtures/test-pki";
-import { GUEST_HOST_ALIAS, nodeGet } from "./guest-node-get";
+import { GUEST_HOST_ALIAS, nodeGet, serveTlsOnLoopback } from "./guest-tls";
 
 let f: ActorFixture;
 let pki: TestPki;
 let repo: string;
 const servers: ReturnType<typeof Bun.serve>[] = [];
 
-function tlsServer(certificate: ServerCertificate, body: string): number {
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: certificate.certPem, key: certificate.keyPem }, fetch: () => new Response(body) });
-  servers.push(server);
-  return server.port!;
-}
+const tlsServer = (certificate: ServerCertificate, body: string) => serveTlsOnLoopback(servers, certificate, () => new Response(body));
 
 beforeAll(async () => {
   pki = makeTestPki("session-sandbox test private CA");
